@@ -1,0 +1,3 @@
+"""SpecLens: exact speculative decoding, live."""
+
+__version__ = "0.1.0"

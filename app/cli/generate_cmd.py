@@ -1,0 +1,114 @@
+"""`speclens generate`: stream one answer in the terminal with token statuses coloured."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from app.engine import FinishedEvent, Result, RoundEvent, Status, TokenEvent, decode
+
+from . import UsageError
+from .common import add_model_args, add_sampling_args, params_from
+
+ANSI = {
+    Status.ACCEPTED: "\033[38;5;33m",  # blue
+    Status.CORRECTED: "\033[38;5;208m\033[4m",  # orange, underlined
+    Status.BONUS: "\033[38;5;35m\033[1m",  # green, bold
+    Status.TARGET: "",
+    Status.REJECTED: "\033[2m\033[9m",  # dim, struck through
+}
+RESET = "\033[0m"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("generate", help="generate one answer in the terminal")
+    p.add_argument("--prompt", required=True, help="the user message")
+    p.add_argument("--system", default=None, help="optional system prompt")
+    add_model_args(p)
+    add_sampling_args(p)
+    p.add_argument("--show-rejected", action="store_true", help="print rejected draft tokens struck through")
+    p.add_argument("--json", action="store_true", help="print token ids, pieces, statuses and statistics as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.prompt.strip():
+        raise UsageError("the prompt is empty")
+    params = params_from(args)
+    from app.models import load_model, make_drafter
+
+    log = sys.stderr
+    print(f"loading target {args.target!r} ...", file=log, flush=True)
+    target = load_model(args.target, device=args.device, trust_remote_code=args.trust_remote_code)
+    drafter = make_drafter(args.draft, target, trust_remote_code=args.trust_remote_code)
+    print(
+        f"target: {target.name} on {target.device} ({str(target.dtype).removeprefix('torch.')}), "
+        f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
+        file=log,
+    )
+    messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
+        {"role": "user", "content": args.prompt}
+    ]
+    input_ids = target.encode_chat(messages)
+    colour = sys.stdout.isatty() and not args.json
+    result = Result()
+    for event in decode(
+        target.model, input_ids, drafter, params, stop_token_ids=target.stop_token_ids,
+        vocab_size=target.vocab_size, tokenizer=target.tokenizer,
+    ):
+        result.add(event)
+        if args.json or not isinstance(event, TokenEvent):
+            continue
+        if event.status is Status.REJECTED and not args.show_rejected:
+            continue
+        if colour:
+            sys.stdout.write(f"{ANSI[event.status]}{event.text}{RESET}")
+        elif event.emitted:
+            sys.stdout.write(event.text)
+        sys.stdout.flush()
+    if args.json:
+        print(json.dumps(to_json(result, params.gamma), indent=1))
+    else:
+        print()
+        print(format_summary(result, params.gamma, drafter is not None), file=log)
+    return 0
+
+
+def to_json(result: Result, gamma: int) -> dict:
+    s = result.summary(gamma)
+    fin: FinishedEvent = result.finished
+    return {
+        "tokens": [
+            {"id": t.token_id, "text": t.text, "status": t.status.value, "round": t.round, "p": t.p, "q": t.q,
+             "accept_prob": t.accept_prob}
+            for t in result.tokens
+        ],
+        "rejected": [{"id": t.token_id, "round": t.round, "position": t.position} for t in result.rejected],
+        "text": result.text,
+        "finish_reason": fin.reason,
+        "stats": {
+            "new_tokens": fin.new_tokens, "rounds": fin.rounds, "seconds": fin.elapsed,
+            "tokens_per_second": fin.new_tokens / fin.elapsed if fin.elapsed else None,
+            "alpha": s.alpha, "alpha_mle": s.alpha_mle, "tokens_per_round": s.tokens_per_round,
+            "acceptance_histogram": s.histogram, "per_position_acceptance": s.per_position,
+            "draft_seconds": s.draft_time, "verify_seconds": s.verify_time,
+        },
+    }
+
+
+def format_summary(result: Result, gamma: int, speculative: bool) -> str:
+    fin = result.finished
+    s = result.summary(gamma)
+    rate = fin.new_tokens / fin.elapsed if fin.elapsed else 0.0
+    lines = [f"{fin.new_tokens} tokens in {fin.elapsed:.2f} s ({rate:.1f} tok/s), {fin.rounds} rounds, stop: {fin.reason}"]
+    if speculative and s.alpha is not None:
+        counts = {st: sum(1 for t in result.tokens if t.status is st) for st in Status if st is not Status.REJECTED}
+        lines.append(
+            "accepted {a}, corrected {c}, bonus {b}, target-only {t}; alpha {al:.3f}; {tpr:.2f} tokens/round".format(
+                a=counts[Status.ACCEPTED], c=counts[Status.CORRECTED], b=counts[Status.BONUS],
+                t=counts[Status.TARGET], al=s.alpha, tpr=s.tokens_per_round,
+            )
+        )
+        lines.append("accepted-length histogram (0..gamma): " + " ".join(str(c) for c in s.histogram))
+    return "\n".join(lines)

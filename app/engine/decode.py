@@ -1,0 +1,222 @@
+"""Speculative decoding (Leviathan, Kalman & Matias 2023, Algorithm 1) as a generator of events.
+
+Notation follows the paper: p is the target's distribution, q the draft's, gamma the
+draft length. Target-only decoding is the same loop with no drafter, so both share the
+transforms, the cache handling and the events.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedModel
+
+from .drafters import Drafter
+from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent, TopEntries
+from .kv import context_limit, forward, new_cache, rollback
+from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
+from .text import StreamDetokenizer
+
+RESIDUAL_EPS = 1e-6  # below this mass the residual is numerical noise (p ~ q): fall back to p
+TOP_N = 5  # entries of p, q and the residual kept on corrected tokens
+
+
+class ContextLengthError(ValueError):
+    """The prompt leaves no room for even one new token within the model's context."""
+
+
+Cancel = Callable[[], bool] | threading.Event | None
+
+
+@dataclass(slots=True)
+class Verdict:
+    """Outcome of one acceptance test, already on the host."""
+
+    n_accepted: int
+    next_token: int  # corrected (n < drafted) or bonus/target (n == drafted)
+    p_x: list[float]  # p_i(x_i) per drafted position, then p(next_token) last
+    q_x: list[float]  # q_i(x_i) per drafted position
+    accept_prob: list[float]  # min(1, p_i(x_i) / q_i(x_i))
+    overlap: list[float]  # sum_x min(p_i, q_i) per drafted position
+    top: TopEntries | None
+
+
+def verify(target: PreTrainedModel, cache, ids: torch.Tensor, draft_tokens: torch.Tensor, params, vocab_size):
+    """One target pass over the uncached context plus all drafts: p [g + 1, V]."""
+    fresh = torch.cat([ids[cache.get_seq_length() :], draft_tokens])
+    logits = fit_vocab(forward(target, cache, fresh, keep=len(draft_tokens) + 1), vocab_size)
+    return logits_to_probs(logits, params)
+
+
+def accept(
+    p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator
+) -> Verdict:
+    """The acceptance rule. p [g + 1, V], q [g, V], x [g]. One host sync."""
+    g = len(x)
+    if g == 0:
+        y = sample(p[0], generator)
+        y_id = int(y)
+        return Verdict(0, y_id, [float(p[0, y_id])], [], [], [], None)
+    rows = torch.arange(g, device=p.device)
+    p_x = p[rows, x]  # [g]
+    q_x = q[rows, x]  # [g]; > 0 since x_i was drawn from q_i, guarded anyway
+    ratio = (p_x / q_x.clamp_min(torch.finfo(q_x.dtype).tiny)).clamp_max(1.0)
+    u = torch.rand(g, generator=generator, device=p.device)
+    n = (u < ratio).long().cumprod(0).sum()  # leading acceptances, as a tensor
+    residual = (p[:g] - q).clamp_min(0.0)  # [g, V]
+    mass = residual.sum(-1, keepdim=True)  # [g, 1]
+    residual = torch.where(mass > RESIDUAL_EPS, residual / mass.clamp_min(RESIDUAL_EPS), p[:g])
+    dist = torch.cat([residual, p[g:]])[n]  # residual at the first rejection, else p_{g+1}
+    y = sample(dist, generator)
+    overlap = torch.minimum(p[:g], q).sum(-1)
+    host = torch.stack([n.float(), y.float(), p[n, y]]).tolist()
+    n_acc, y_id = int(host[0]), int(host[1])
+    top = None
+    if n_acc < g:
+        top = TopEntries(_top(p[n_acc]), _top(q[n_acc]), _top(dist))
+    return Verdict(
+        n_acc, y_id, p_x.tolist() + [host[2]], q_x.tolist(), ratio.tolist(), overlap.tolist(), top
+    )
+
+
+def _top(dist: torch.Tensor) -> tuple[tuple[int, float], ...]:
+    values, ids = torch.topk(dist, min(TOP_N, dist.shape[-1]))
+    return tuple(zip(ids.tolist(), values.tolist(), strict=True))
+
+
+def speculative_step(
+    target, cache, drafter: Drafter | None, ids, ids_list, gamma, params, vocab_size, generator
+) -> tuple[list[int], Verdict, float, float]:
+    """Draft, verify, accept, roll back. Returns (drafted ids, verdict, draft s, verify s)."""
+    t0 = time.perf_counter()
+    if drafter is not None and gamma > 0:
+        draft_tokens, q = drafter.draft(ids, ids_list, gamma, params, vocab_size)
+        draft_tokens, q = draft_tokens.to(ids.device), q.to(ids.device)
+        drafted = draft_tokens.tolist()
+    else:
+        draft_tokens = ids.new_empty(0)
+        q = torch.empty(0, vocab_size, device=ids.device)
+        drafted = []
+    t1 = time.perf_counter()
+    p = verify(target, cache, ids, draft_tokens, params, vocab_size)
+    verdict = accept(p, q, draft_tokens, generator)
+    # Both caches keep the context plus the accepted drafts; the new token is fed next round.
+    kept = len(ids_list) + verdict.n_accepted
+    rollback(cache, kept)
+    if drafter is not None:
+        drafter.rollback(kept)
+    return drafted, verdict, t1 - t0, time.perf_counter() - t1
+
+
+def _cancelled(cancel: Cancel) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def decode(
+    target: PreTrainedModel,
+    input_ids: torch.Tensor,
+    drafter: Drafter | None = None,
+    params: DecodeParams | Callable[[], DecodeParams] = DecodeParams(),
+    *,
+    stop_token_ids: tuple[int, ...] | list[int] = (),
+    vocab_size: int | None = None,
+    tokenizer=None,
+    cancel: Cancel = None,
+) -> Iterator[Event]:
+    """Generate after input_ids [L] or [1, L], yielding TokenEvent / RoundEvent, then FinishedEvent.
+
+    With drafter=None this is plain autoregressive decoding of the target. `params` may be a
+    callable, read at the start of every round, so live controls apply at the next round.
+    """
+    read_params = params if callable(params) else (lambda: params)
+    first = read_params()
+    device = next(target.parameters()).device
+    ids = input_ids.reshape(-1).to(device)
+    ids_list = ids.tolist()
+    prompt_len = len(ids_list)
+    limit = context_limit(target)
+    if limit is not None and prompt_len >= limit:
+        raise ContextLengthError(
+            f"the prompt has {prompt_len} tokens but the model's context holds {limit}; shorten it"
+        )
+    vocab_size = vocab_size or target.get_output_embeddings().weight.shape[0]
+    stops = set(stop_token_ids)
+    seed = first.seed if first.seed is not None else int.from_bytes(os.urandom(4), "little")
+    generator = torch.Generator(device=device).manual_seed(seed)
+    if drafter is not None:
+        if hasattr(drafter, "seed"):
+            drafter.seed(seed + 1)
+        drafter.begin()
+    cache = new_cache(target)
+    detok = StreamDetokenizer(tokenizer) if tokenizer is not None else None
+    out: list[int] = []
+    round_index = 0
+    reason = "length"
+    start = time.perf_counter()
+    while True:
+        if _cancelled(cancel):
+            reason = "cancelled"
+            break
+        params = read_params()
+        remaining = params.max_new_tokens - len(out)
+        if remaining <= 0:
+            reason = "length"
+            break
+        room = (limit - len(ids_list)) if limit is not None else remaining + params.gamma
+        if room <= 0:
+            reason = "context"
+            break
+        gamma = min(params.gamma, remaining, room - 1) if drafter is not None else 0
+        drafted, v, t_draft, t_verify = speculative_step(
+            target, cache, drafter, ids, ids_list, gamma, params, vocab_size, generator
+        )
+        n = v.n_accepted
+        # Emit accepted drafts then the new token; stop at EOS or the length limit.
+        emitted = drafted[:n] + [v.next_token]
+        cut = min(len(emitted), remaining)
+        for i, tok in enumerate(emitted[:cut]):
+            if tok in stops:
+                cut = i + 1
+                reason = "eos"
+                break
+        for i in range(min(n, cut)):
+            yield TokenEvent(
+                drafted[i], Status.ACCEPTED, round_index, i, v.p_x[i], v.q_x[i], v.accept_prob[i],
+                _piece(detok, drafted[i]),
+            )
+        if n < len(drafted) and cut > n:
+            yield TokenEvent(
+                drafted[n], Status.REJECTED, round_index, n, v.p_x[n], v.q_x[n], v.accept_prob[n],
+                tokenizer.decode([drafted[n]]) if tokenizer is not None else "",
+            )
+        if cut > n:
+            status = Status.CORRECTED if n < len(drafted) else (Status.BONUS if drafted else Status.TARGET)
+            yield TokenEvent(
+                v.next_token, status, round_index, n, v.p_x[-1], None, None,
+                _piece(detok, v.next_token), v.top,
+            )
+        new = emitted[:cut]
+        out.extend(new)
+        ids_list.extend(new)
+        ids = torch.cat([ids, torch.tensor(new, dtype=ids.dtype, device=device)])
+        yield RoundEvent(
+            round_index, gamma, len(drafted), n, cut, bool(drafted) and n == len(drafted) and cut > n,
+            tuple(v.overlap), t_draft, t_verify,
+        )
+        round_index += 1
+        if reason == "eos":
+            break
+    yield FinishedEvent(reason, prompt_len, len(out), round_index, time.perf_counter() - start, tuple(out))
+
+
+def _piece(detok: StreamDetokenizer | None, token_id: int) -> str:
+    return detok.push(token_id) if detok is not None else ""

@@ -1,0 +1,70 @@
+"""Events yielded by the decoding generator.
+
+Every consumer (CLI, benchmark, GUI worker, tests) sees the same frozen records, so
+what is displayed is exactly what the engine did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    ACCEPTED = "accepted"  # draft token kept by the min(1, p/q) test
+    CORRECTED = "corrected"  # sampled from norm(max(p - q, 0)) after a rejection
+    BONUS = "bonus"  # sampled from p after all drafted tokens were accepted
+    TARGET = "target"  # sampled from p in a round with no draft (target-only decoding)
+    REJECTED = "rejected"  # draft token refused; never part of the output
+
+
+@dataclass(frozen=True, slots=True)
+class TopEntries:
+    """The largest entries of p, q and the residual at a rejected position: (token id, prob)."""
+
+    p: tuple[tuple[int, float], ...]
+    q: tuple[tuple[int, float], ...]
+    residual: tuple[tuple[int, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    token_id: int
+    status: Status
+    round: int  # 0-based round index within this generation
+    position: int  # 0-based position inside the round (draft slot i for accepted/rejected)
+    p: float  # p(x) after temperature/top-k/top-p
+    q: float | None  # q(x) for drafted tokens, else None
+    accept_prob: float | None  # min(1, p(x)/q(x)) for drafted tokens, else None
+    text: str = ""  # detokenised piece ("" when no tokenizer was given or bytes are pending)
+    top: TopEntries | None = None  # only on corrected tokens
+
+    @property
+    def emitted(self) -> bool:
+        return self.status is not Status.REJECTED
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEvent:
+    round: int
+    gamma: int  # draft length requested for this round
+    drafted: int  # tokens actually proposed (fewer at EOS, the length limit or no n-gram match)
+    accepted: int  # leading draft tokens accepted, 0..drafted
+    emitted: int  # tokens added to the output (accepted + 1, fewer when truncated)
+    bonus: bool  # all drafted tokens accepted and a bonus token sampled
+    overlap: tuple[float, ...]  # sum_x min(p_i(x), q_i(x)) per drafted position: the exact alpha_i
+    draft_time: float  # seconds spent drafting
+    verify_time: float  # seconds in the target forward pass plus the acceptance test
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedEvent:
+    reason: str  # "eos" | "length" | "cancelled" | "context"
+    prompt_tokens: int
+    new_tokens: int
+    rounds: int
+    elapsed: float  # wall seconds from the first round to the end
+    token_ids: tuple[int, ...]  # the emitted ids, EOS included when it ended the answer
+
+
+Event = TokenEvent | RoundEvent | FinishedEvent

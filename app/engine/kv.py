@@ -1,0 +1,33 @@
+"""Model calls against a KV cache, and rolling the cache back."""
+
+from __future__ import annotations
+
+import torch
+from transformers import DynamicCache, PreTrainedModel
+
+
+def new_cache(model: PreTrainedModel) -> DynamicCache:
+    return DynamicCache(config=model.config)
+
+
+@torch.inference_mode()
+def forward(model: PreTrainedModel, cache: DynamicCache, ids: torch.Tensor, keep: int) -> torch.Tensor:
+    """Feed ids [n] after what the cache holds; returns logits [keep, V_model] for the last keep positions."""
+    out = model(input_ids=ids.view(1, -1), past_key_values=cache, use_cache=True, logits_to_keep=keep)
+    return out.logits[0]
+
+
+def rollback(cache: DynamicCache, length: int) -> None:
+    """Keep the first `length` positions; entries past it (rejected drafts) are dropped."""
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
+
+
+def context_limit(model: PreTrainedModel) -> int | None:
+    """The longest sequence the model's position embeddings allow, when the config says."""
+    for name in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(model.config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None

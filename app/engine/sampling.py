@@ -1,0 +1,77 @@
+"""Sampling transforms shared by p (target) and q (draft).
+
+The acceptance test is only exact when p and q come from the same transform, so both
+sides go through `logits_to_probs` with the same `DecodeParams`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+MAX_GAMMA = 16
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeParams:
+    gamma: int = 4  # draft length per round
+    temperature: float = 1.0  # 0 means greedy
+    top_k: int = 0  # 0 disables
+    top_p: float = 1.0  # 1 disables
+    max_new_tokens: int = 256
+    seed: int | None = None  # None draws a fresh seed
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.gamma <= MAX_GAMMA:
+            raise ValueError(f"gamma must be between 1 and {MAX_GAMMA}, got {self.gamma}")
+        if not self.temperature >= 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if self.top_k < 0:
+            raise ValueError(f"top-k must be >= 0 (0 disables it), got {self.top_k}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top-p must be in (0, 1], got {self.top_p}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max new tokens must be >= 1, got {self.max_new_tokens}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+def fit_vocab(logits: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """Cut padded embedding rows, or pad a smaller draft vocabulary with -inf, to vocab_size."""
+    n = logits.shape[-1]
+    if n == vocab_size:
+        return logits
+    if n > vocab_size:
+        return logits[..., :vocab_size]
+    pad = logits.new_full((*logits.shape[:-1], vocab_size - n), float("-inf"))
+    return torch.cat([logits, pad], dim=-1)
+
+
+def logits_to_probs(logits: torch.Tensor, params: DecodeParams) -> torch.Tensor:
+    """logits [..., V] -> probs [..., V] in float32: temperature, then top-k, then top-p."""
+    if params.greedy:
+        # One-hot on the argmax: the acceptance rule then reduces to exact greedy matching.
+        probs = torch.zeros_like(logits, dtype=torch.float32)
+        return probs.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+    logits = logits.float() / params.temperature
+    if 0 < params.top_k < logits.shape[-1]:
+        kth = torch.topk(logits, params.top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if params.top_p < 1.0:
+        sorted_logits, order = torch.sort(logits, dim=-1, descending=True)
+        sorted_probs = sorted_logits.softmax(-1)
+        # Drop a token when the mass before it already reaches top_p; the first always stays.
+        drop = (sorted_probs.cumsum(-1) - sorted_probs) >= params.top_p
+        sorted_logits = sorted_logits.masked_fill(drop, float("-inf"))
+        logits = torch.empty_like(logits).scatter_(-1, order, sorted_logits)
+    return logits.softmax(-1)
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """probs [..., V] -> token ids [...]; exponential race, no host sync (as in gpt-fast)."""
+    race = torch.empty_like(probs).exponential_(1, generator=generator)
+    race.clamp_min_(torch.finfo(race.dtype).tiny)  # a zero draw would turn 0/0 into NaN
+    return (probs / race).argmax(-1)

