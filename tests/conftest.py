@@ -1,0 +1,18 @@
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the network
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).parent))
+
+import pytest  # noqa: E402
+
+from tiny_models import save_tiny_pair  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_pair_dirs(tmp_path_factory) -> tuple[Path, Path]:
+    """(target_dir, draft_dir): tiny Llama models with a character tokenizer and chat template."""
+    return save_tiny_pair(tmp_path_factory.mktemp("tiny-pair"))
