@@ -16,3 +16,11 @@ from tiny_models import save_tiny_pair  # noqa: E402
 def tiny_pair_dirs(tmp_path_factory) -> tuple[Path, Path]:
     """(target_dir, draft_dir): tiny Llama models with a character tokenizer and chat template."""
     return save_tiny_pair(tmp_path_factory.mktemp("tiny-pair"))
+
+
+@pytest.fixture(scope="session")
+def default_target():
+    """The embedded default model (SmolLM2-135M-Instruct), loaded once per test session on the CPU."""
+    from app.models import load_model
+
+    return load_model("default", device="cpu")
