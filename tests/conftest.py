@@ -8,7 +8,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest  # noqa: E402
-
 from tiny_models import save_tiny_pair  # noqa: E402
 
 

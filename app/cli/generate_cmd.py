@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from app.engine import FinishedEvent, Result, RoundEvent, Status, TokenEvent, decode
+from app.engine import FinishedEvent, Result, Status, TokenEvent, decode
 
 from . import UsageError
 from .common import add_model_args, add_sampling_args, params_from
@@ -105,10 +105,7 @@ def format_summary(result: Result, gamma: int, speculative: bool) -> str:
     if speculative and s.alpha is not None:
         counts = {st: sum(1 for t in result.tokens if t.status is st) for st in Status if st is not Status.REJECTED}
         lines.append(
-            "accepted {a}, corrected {c}, bonus {b}, target-only {t}; alpha {al:.3f}; {tpr:.2f} tokens/round".format(
-                a=counts[Status.ACCEPTED], c=counts[Status.CORRECTED], b=counts[Status.BONUS],
-                t=counts[Status.TARGET], al=s.alpha, tpr=s.tokens_per_round,
-            )
+            f"accepted {counts[Status.ACCEPTED]}, corrected {counts[Status.CORRECTED]}, bonus {counts[Status.BONUS]}, target-only {counts[Status.TARGET]}; alpha {s.alpha:.3f}; {s.tokens_per_round:.2f} tokens/round"
         )
         lines.append("accepted-length histogram (0..gamma): " + " ".join(str(c) for c in s.histogram))
     return "\n".join(lines)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .decode import decode
-from .sampling import DecodeParams
 from .events import FinishedEvent, RoundEvent, Status, TokenEvent
+from .sampling import DecodeParams
 from .stats import Summary, summarize
 
 
