@@ -1,8 +1,9 @@
-"""Arguments shared by the subcommands that load a model pair."""
+"""Arguments shared by the subcommands that load a model pair, and the terminal progress bar."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from app.engine import DecodeParams
 
@@ -11,7 +12,42 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="default", help="'default' (embedded SmolLM2), a directory, a .gguf file or a hub id")
     parser.add_argument("--draft", default="self", help="'self' (reduced-precision copy of the target), 'prompt-lookup', 'none', or a model like --target")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
+    parser.add_argument("--draft-device", default=None, help="device for a draft model (default: the target's)")
     parser.add_argument("--trust-remote-code", action="store_true", help="allow the model's own Python code to run")
+    parser.add_argument("--allow-pickle", action="store_true", help="allow loading pickle (.bin) weights, which can run code")
+    parser.add_argument("--offline", action="store_true", help="never contact the hub; use the local cache only")
+
+
+def load_kwargs(args: argparse.Namespace) -> dict:
+    """load_model/make_drafter keyword arguments from the model options (offline=None follows HF_HUB_OFFLINE)."""
+    return {
+        "trust_remote_code": args.trust_remote_code,
+        "allow_pickle": args.allow_pickle,
+        "offline": True if args.offline else None,
+        "progress": ProgressBar(),
+    }
+
+
+class ProgressBar:
+    """Renders LoadProgress on stderr: a redrawn bar on a terminal, one line per stage otherwise."""
+
+    WIDTH = 24
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.stage = None
+
+    def __call__(self, p) -> None:
+        if self.tty:
+            filled = int(self.WIDTH * p.fraction)
+            size = f" {p.bytes_done / 2**20:.0f}/{p.bytes_total / 2**20:.0f} MiB" if p.bytes_total else ""
+            end = "\n" if p.stage == "done" else ""
+            self.stream.write(f"\r\033[K[{'#' * filled}{'.' * (self.WIDTH - filled)}] {p.message}{size}{end}")
+        elif p.stage != self.stage:
+            self.stream.write(f"{p.message}\n")
+        self.stage = p.stage
+        self.stream.flush()
 
 
 def add_sampling_args(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ import sys
 from app.engine import FinishedEvent, Result, Status, TokenEvent, decode
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, params_from
+from .common import add_model_args, add_sampling_args, load_kwargs, params_from
 
 ANSI = {
     Status.ACCEPTED: "\033[38;5;33m",  # blue
@@ -39,9 +39,12 @@ def run(args: argparse.Namespace) -> int:
     from app.models import load_model, make_drafter
 
     log = sys.stderr
-    print(f"loading target {args.target!r} ...", file=log, flush=True)
-    target = load_model(args.target, device=args.device, trust_remote_code=args.trust_remote_code)
-    drafter = make_drafter(args.draft, target, trust_remote_code=args.trust_remote_code)
+    kwargs = load_kwargs(args)
+    target = load_model(args.target, device=args.device, **kwargs)
+    draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
+    drafter = make_drafter(args.draft, target, **draft_kwargs)
+    for warning in target.extra.get("warnings", ()):
+        print(f"warning: {warning}", file=log)
     print(
         f"target: {target.name} on {target.device} ({str(target.dtype).removeprefix('torch.')}), "
         f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",

@@ -1,23 +1,57 @@
-"""Model loading, the embedded default, draft construction. No Qt here."""
+"""Model loading, the embedded default, draft construction, pre-flight and catalog. No Qt here."""
 
-from .drafts import PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft
+from .catalog import CatalogEntry, compatible_drafts, list_catalog
+from .compat import Compatibility, check_compatibility, check_tokenizers, ensure_compatible
+from .devices import default_device, default_dtype, reduced_dtype
+from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft
 from .embedded import DEFAULT_SPEC, embedded_gguf
-from .errors import EmbeddedModelMissing, IncompatibleModels, ModelError, ModelNotFound
-from .loading import LoadedModel, default_device, default_dtype, load_model
+from .errors import (
+    CorruptModel,
+    EmbeddedModelMissing,
+    IncompatibleModels,
+    ModelError,
+    ModelNotFound,
+    NotAModel,
+    NotCached,
+    OutOfMemory,
+    PickleOnly,
+    RemoteCodeRequired,
+    UnsupportedArchitecture,
+)
+from .loading import LoadedModel, load_model
+from .progress import LoadProgress, ProgressCallback
 
 __all__ = [
     "DEFAULT_SPEC",
+    "NO_DRAFT",
     "PROMPT_LOOKUP",
     "SELF_DRAFT",
+    "CatalogEntry",
+    "Compatibility",
+    "CorruptModel",
     "EmbeddedModelMissing",
     "IncompatibleModels",
+    "LoadProgress",
     "LoadedModel",
     "ModelError",
     "ModelNotFound",
+    "NotAModel",
+    "NotCached",
+    "OutOfMemory",
+    "PickleOnly",
+    "ProgressCallback",
+    "RemoteCodeRequired",
+    "UnsupportedArchitecture",
+    "check_compatibility",
+    "check_tokenizers",
+    "compatible_drafts",
     "default_device",
     "default_dtype",
     "embedded_gguf",
+    "ensure_compatible",
+    "list_catalog",
     "load_model",
     "make_drafter",
+    "reduced_dtype",
     "self_draft",
 ]

@@ -4,35 +4,37 @@ from __future__ import annotations
 
 import copy
 
-import torch
-
 from app.engine import Drafter, ModelDrafter, PromptLookupDrafter
 
+from . import memory
+from .compat import ensure_compatible
+from .devices import reduced_dtype
 from .loading import LoadedModel, load_model
 
 PROMPT_LOOKUP = "prompt-lookup"
 SELF_DRAFT = "self"
-
-
-def reduced_dtype(device: torch.device) -> torch.dtype:
-    """The next cheaper dtype for a self-draft: bfloat16 on CPU, float16/8-bit-free on GPUs."""
-    if device.type == "cpu":
-        return torch.bfloat16
-    return torch.float16
+NO_DRAFT = "none"
 
 
 def self_draft(target: LoadedModel) -> ModelDrafter:
     """A reduced-precision copy of the target: shares no tensors, so nothing mutable is shared."""
-    model = copy.deepcopy(target.model).to(reduced_dtype(target.device)).eval()
-    return ModelDrafter(model, name=f"{target.name} ({str(model.dtype).removeprefix('torch.')} self-draft)")
+    dtype = reduced_dtype(target.dtype, target.device)
+    parameters = sum(p.numel() for p in target.model.parameters())
+    memory.plan(memory.weight_bytes(parameters, dtype), target.device, f"the self-draft of {target.name}")
+    model = copy.deepcopy(target.model).to(dtype).eval()
+    return ModelDrafter(model, name=f"{target.name} ({str(dtype).removeprefix('torch.')} self-draft)")
 
 
 def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafter | None:
-    if spec in (None, "", "none"):
+    """None for target-only decoding. A model spec is loaded (on the target's device unless device= is
+    given) and must pass the compatibility pre-flight, else IncompatibleModels."""
+    if spec in (None, "", NO_DRAFT):
         return None
     if spec == PROMPT_LOOKUP:
         return PromptLookupDrafter()
     if spec == SELF_DRAFT:
         return self_draft(target)
-    draft = load_model(spec, device=load_kwargs.pop("device", target.device), **load_kwargs)
+    load_kwargs.setdefault("device", target.device)
+    draft = load_model(spec, **load_kwargs)
+    ensure_compatible(target, draft)
     return ModelDrafter(draft.model, name=draft.name)

