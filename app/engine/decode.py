@@ -53,6 +53,28 @@ def verify(target: PreTrainedModel, cache, ids: torch.Tensor, draft_tokens: torc
     return logits_to_probs(logits, params)
 
 
+def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator):
+    """The acceptance rule on tensors, batched over any leading dims; `accept` is its one-sequence form.
+
+    p [..., g + 1, V], q [..., g, V], x [..., g] with g >= 1 -> (n [...] leading acceptances,
+    y [...] the corrected or bonus token, p_x [..., g], q_x [..., g], ratio [..., g], dist [..., V]
+    the distribution y was drawn from).
+    """
+    g = x.shape[-1]
+    p_x = p[..., :g, :].gather(-1, x.unsqueeze(-1)).squeeze(-1)
+    q_x = q.gather(-1, x.unsqueeze(-1)).squeeze(-1)  # > 0 since x_i was drawn from q_i, guarded anyway
+    ratio = (p_x / q_x.clamp_min(torch.finfo(q_x.dtype).tiny)).clamp_max(1.0)
+    u = torch.rand(ratio.shape, generator=generator, device=p.device)
+    n = (u < ratio).long().cumprod(-1).sum(-1)  # leading acceptances, as a tensor
+    residual = (p[..., :g, :] - q).clamp_min(0.0)
+    mass = residual.sum(-1, keepdim=True)
+    residual = torch.where(mass > RESIDUAL_EPS, residual / mass.clamp_min(RESIDUAL_EPS), p[..., :g, :])
+    # The residual at the first rejection, else p_{g+1} for the bonus token.
+    rows = torch.cat([residual, p[..., g:, :]], dim=-2)
+    dist = rows.gather(-2, n[..., None, None].expand(*n.shape, 1, rows.shape[-1])).squeeze(-2)
+    return n, sample(dist, generator), p_x, q_x, ratio, dist
+
+
 def accept(
     p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator
 ) -> Verdict:
@@ -62,17 +84,7 @@ def accept(
         y = sample(p[0], generator)
         y_id = int(y)
         return Verdict(0, y_id, [float(p[0, y_id])], [], [], [], None)
-    rows = torch.arange(g, device=p.device)
-    p_x = p[rows, x]  # [g]
-    q_x = q[rows, x]  # [g]; > 0 since x_i was drawn from q_i, guarded anyway
-    ratio = (p_x / q_x.clamp_min(torch.finfo(q_x.dtype).tiny)).clamp_max(1.0)
-    u = torch.rand(g, generator=generator, device=p.device)
-    n = (u < ratio).long().cumprod(0).sum()  # leading acceptances, as a tensor
-    residual = (p[:g] - q).clamp_min(0.0)  # [g, V]
-    mass = residual.sum(-1, keepdim=True)  # [g, 1]
-    residual = torch.where(mass > RESIDUAL_EPS, residual / mass.clamp_min(RESIDUAL_EPS), p[:g])
-    dist = torch.cat([residual, p[g:]])[n]  # residual at the first rejection, else p_{g+1}
-    y = sample(dist, generator)
+    n, y, p_x, q_x, ratio, dist = decide(p, q, x, generator)
     overlap = torch.minimum(p[:g], q).sum(-1)
     host = torch.stack([n.float(), y.float(), p[n, y]]).tolist()
     n_acc, y_id = int(host[0]), int(host[1])
@@ -154,7 +166,8 @@ def decode(
     generator = torch.Generator(device=device).manual_seed(seed)
     if drafter is not None:
         if hasattr(drafter, "seed"):
-            drafter.seed(seed + 1)
+            # Drawn from the main stream, not seed + 1, so runs with nearby seeds stay independent.
+            drafter.seed(int(torch.randint(2**62, (), generator=generator, device=device)))
         drafter.begin()
     cache = new_cache(target)
     detok = StreamDetokenizer(tokenizer) if tokenizer is not None else None

@@ -53,7 +53,7 @@ class ModelDrafter:
         for _ in range(gamma):
             logits = fit_vocab(forward(self.model, self.cache, step, keep=1)[-1], vocab_size)
             q_i = logits_to_probs(logits, params)  # [V]
-            x_i = sample(q_i, self.generator)  # []
+            x_i = sample(q_i, self.generator, params.greedy)  # []
             tokens.append(x_i)
             qs.append(q_i)
             step = x_i.view(1)

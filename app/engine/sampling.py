@@ -70,8 +70,14 @@ def logits_to_probs(logits: torch.Tensor, params: DecodeParams) -> torch.Tensor:
     return logits.softmax(-1)
 
 
-def sample(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-    """probs [..., V] -> token ids [...]; exponential race, no host sync (as in gpt-fast)."""
+def sample(probs: torch.Tensor, generator: torch.Generator | None, greedy: bool = False) -> torch.Tensor:
+    """probs [..., V] -> token ids [...]; exponential race, no host sync (as in gpt-fast).
+
+    greedy: probs are logits_to_probs' one-hot rows, whose argmax is the only possible draw; it
+    skips the race over V (1.6 ms a call at V = 49152 on a CPU, ~5% of a SmolLM2 greedy step).
+    """
+    if greedy:
+        return probs.argmax(-1)
     race = torch.empty_like(probs).exponential_(1, generator=generator)
     race.clamp_min_(torch.finfo(race.dtype).tiny)  # a zero draw would turn 0/0 into NaN
     return (probs / race).argmax(-1)

@@ -1,0 +1,93 @@
+"""Statistics shared by the engine tests: pooled chi-square, exact enumeration, the accepted-count law."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import replace
+
+import numpy as np
+import torch
+from scipy.stats import chisquare
+
+from app.engine import DecodeParams, FinishedEvent, RoundEvent, decode, logits_to_probs
+
+# `app.engine.decode` the attribute is the function; the module (to monkeypatch) comes from here.
+decode_module = importlib.import_module("app.engine.decode")
+drafters_module = importlib.import_module("app.engine.drafters")
+
+MIN_EXPECTED = 5.0  # chi-square needs about 5 expected counts per cell; smaller cells are pooled
+
+
+def chi_square_p(observed, probs) -> float:
+    """p-value of observed counts against probabilities; a hit on a zero-probability cell gives 0."""
+    observed = np.asarray(observed, dtype=np.float64).ravel()
+    probs = np.asarray(probs, dtype=np.float64).ravel()
+    if observed[probs <= 0].sum() > 0:
+        return 0.0
+    keep = probs > 0
+    observed, expected = observed[keep], probs[keep] / probs[keep].sum() * observed.sum()
+    order = np.argsort(expected)
+    observed, expected = observed[order], expected[order]
+    # Pool every cell below MIN_EXPECTED, adding the next smallest until the pool itself reaches it.
+    split = int((expected < MIN_EXPECTED).sum())
+    while 0 < split < len(expected) and expected[:split].sum() < MIN_EXPECTED:
+        split += 1
+    cells_o = np.concatenate([[observed[:split].sum()], observed[split:]])[0 if split else 1 :]
+    cells_e = np.concatenate([[expected[:split].sum()], expected[split:]])[0 if split else 1 :]
+    if len(cells_e) < 2:
+        return 1.0
+    return float(chisquare(cells_o, cells_e).pvalue)
+
+
+@torch.inference_mode()
+def exact_joint(model, prompt: list[int], params: DecodeParams, vocab: int, depth: int = 3) -> np.ndarray:
+    """P(t1..t_depth | prompt) over all vocab^depth continuations, by plain (cache-free) forward passes."""
+    probs = torch.ones(1, dtype=torch.float64)
+    prefixes: list[list[int]] = [[]]
+    for _ in range(depth):
+        batch = torch.tensor([prompt + pre for pre in prefixes])
+        logits = model(input_ids=batch, use_cache=False).logits[:, -1, :vocab]
+        p = logits_to_probs(logits, params).double()
+        probs = (probs[:, None] * p).reshape(-1)
+        prefixes = [pre + [t] for pre in prefixes for t in range(vocab)]
+    return probs.numpy()
+
+
+def sampled_joint(target, drafter, prompt: list[int], params: DecodeParams, vocab: int, samples: int,
+                  depth: int = 3) -> np.ndarray:
+    """Counts of the first `depth` emitted tokens over `samples` seeded generations."""
+    counts = np.zeros(vocab**depth, dtype=np.int64)
+    ids = torch.tensor(prompt)
+    for i in range(samples):
+        run = replace(params, max_new_tokens=depth, seed=i)
+        finished = [e for e in decode(target, ids, drafter, run, vocab_size=vocab) if isinstance(e, FinishedEvent)]
+        index = 0
+        for tok in finished[0].token_ids:
+            index = index * vocab + tok
+        counts[index] += 1
+    return counts
+
+
+def accepted_count_law(overlaps) -> list[float]:
+    """P(n) for n = 0..gamma: a1..an (1 - a_{n+1}) for n < gamma, a1..a_gamma for n = gamma."""
+    law, prefix = [], 1.0
+    for a in overlaps:
+        law.append(prefix * (1.0 - a))
+        prefix *= a
+    law.append(prefix)
+    return law
+
+
+def law_deviations(rounds: list[RoundEvent]) -> list[float]:
+    """Per accepted count n: (observed - expected) / sigma over rounds, each with its own exact a_i."""
+    gamma = max(r.drafted for r in rounds)
+    mean, var, seen = [0.0] * (gamma + 1), [0.0] * (gamma + 1), [0] * (gamma + 1)
+    for r in rounds:
+        if not r.drafted:
+            continue
+        for n, prob in enumerate(accepted_count_law(r.overlap)):
+            mean[n] += prob
+            var[n] += prob * (1 - prob)
+        seen[r.accepted] += 1
+    return [(seen[n] - mean[n]) / math.sqrt(max(var[n], 1e-12)) for n in range(gamma + 1)]

@@ -1,0 +1,73 @@
+"""KV rollback: after every round both caches hold exactly the kept context and nothing stale."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from app.engine import DecodeParams, ModelDrafter, speculative_step
+from app.engine.kv import forward, new_cache
+from app.engine.kv import rollback as crop  # bound here, so the planted no-op rollbacks leave it alone
+
+from .helpers import decode_module, drafters_module
+
+GAMMA = 4
+PROMPT = [5, 9, 12, 7, 3]
+
+
+def cache_faults(target, draft, rounds: int = 12) -> list[str]:
+    """Drive speculative_step round by round; describe the caches that are off (stops at the first)."""
+    params = DecodeParams(gamma=GAMMA, temperature=1.0)
+    drafter = ModelDrafter(draft)
+    drafter.seed(1)
+    drafter.begin()
+    cache = new_cache(target)
+    ids_list = list(PROMPT)
+    generator = torch.Generator().manual_seed(0)
+    rejections = 0
+    for r in range(rounds):
+        drafted, verdict, _, _ = speculative_step(
+            target, cache, drafter, torch.tensor(ids_list), ids_list, GAMMA, params,
+            target.config.vocab_size, generator,
+        )
+        n = verdict.n_accepted
+        rejections += n < GAMMA
+        kept = len(ids_list) + n
+        # The drafter fed the whole context and x_1..x_{gamma-1}; it keeps what survives of that.
+        expected = {"target": kept, "draft": min(len(ids_list) + GAMMA - 1, kept)}
+        caches = {"target": (target, cache), "draft": (draft, drafter.cache)}
+        faults = [
+            f"round {r}: {name} cache holds {kv.get_seq_length()}, expected {expected[name]}"
+            for name, (_, kv) in caches.items()
+            if kv.get_seq_length() != expected[name]
+        ]
+        ids_list = ids_list + drafted[:n] + [verdict.next_token]
+        for name, (model, kv) in caches.items():
+            held = kv.get_seq_length()
+            if held >= len(ids_list):
+                faults.append(f"round {r}: {name} cache is not behind the context")
+                continue
+            # The next logits through the cache equal a cache-free pass over the same tokens.
+            cached = forward(model, kv, torch.tensor(ids_list[held:]), keep=1)[-1]
+            with torch.inference_mode():
+                full = model(input_ids=torch.tensor([ids_list]), use_cache=False).logits[0, -1]
+            if not torch.allclose(cached, full, atol=1e-5):
+                faults.append(f"round {r}: {name} logits differ from a cache-free pass")
+            crop(kv, held)  # leave the cache as the engine had it
+        if faults:
+            return faults
+    assert rejections >= 3, "the check needs rounds with a rejection"
+    return []
+
+
+def test_caches_roll_back_exactly(vocab34_pair):
+    assert cache_faults(*vocab34_pair) == []
+
+
+@pytest.mark.parametrize("module", [decode_module, drafters_module], ids=["target", "draft"])
+def test_skipped_rollback_is_caught(vocab34_pair, monkeypatch, module):
+    """Planted bug: one side never drops its rejected drafts."""
+    monkeypatch.setattr(module, "rollback", lambda cache, length: None)
+    faults = cache_faults(*vocab34_pair)
+    print("\n".join(faults))
+    assert faults

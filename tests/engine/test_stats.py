@@ -1,0 +1,62 @@
+"""Statistics over hand-built rounds, and the seed's teaching example of the speedup model."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.engine import RoundEvent, predicted_speedup, summarize
+from app.engine.stats import (
+    acceptance_histogram,
+    alpha_estimate,
+    alpha_from_acceptances,
+    expected_tokens_per_round,
+    per_position_acceptance,
+)
+
+
+@pytest.mark.parametrize(("gamma", "tokens", "speedup"), [(2, 1.75, 1.46), (4, 1.9375, 1.38)])
+def test_teaching_example(gamma, tokens, speedup):
+    assert expected_tokens_per_round(0.5, gamma) == pytest.approx(tokens)
+    assert predicted_speedup(0.5, gamma, 0.1) == pytest.approx(speedup, abs=0.005)
+
+
+def test_alpha_one_drafts_are_all_accepted():
+    assert expected_tokens_per_round(1.0, 4) == 5.0
+
+
+def test_measured_verification_cost_replaces_the_one():
+    assert predicted_speedup(0.5, 2, 0.1, verify_cost=1.45) == pytest.approx(1.75 / 1.65)
+
+
+def rnd(i, drafted, accepted, overlap):
+    bonus = drafted > 0 and accepted == drafted
+    return RoundEvent(i, 3, drafted, accepted, accepted + 1, bonus, overlap, 0.01 * drafted, 0.02)
+
+
+ROUNDS = [
+    rnd(0, 3, 0, (0.5, 0.6, 0.7)),
+    rnd(1, 3, 3, (0.9, 0.8, 0.7)),
+    rnd(2, 3, 1, (0.6, 0.6, 0.6)),
+    rnd(3, 2, 2, (1.0, 1.0)),  # shortened draft, all accepted
+    rnd(4, 0, 0, ()),  # no draft (no n-gram match): not part of the acceptance statistics
+]
+
+
+def test_histogram_and_per_position():
+    assert acceptance_histogram(ROUNDS, 3) == [1, 1, 1, 1]
+    # slot 1 tested in rounds 0-3 (passed in 1, 2, 3); slot 2 in 1-3 (passed 1, 3); slot 3 in round 1 only.
+    assert per_position_acceptance(ROUNDS, 3) == [pytest.approx(3 / 4), pytest.approx(2 / 3), 1.0]
+
+
+def test_alpha_estimates():
+    assert alpha_estimate(ROUNDS) == pytest.approx(sum([1.8, 2.4, 1.8, 2.0]) / 11)
+    assert alpha_from_acceptances(ROUNDS) == pytest.approx(6 / (1 + 3 + 2 + 2))
+    assert alpha_estimate([]) is None and alpha_from_acceptances([]) is None
+
+
+def test_summary():
+    s = summarize(ROUNDS, 3)
+    assert (s.rounds, s.new_tokens) == (5, 1 + 4 + 2 + 3 + 1)
+    assert s.tokens_per_round == pytest.approx(11 / 5)
+    assert s.histogram == [1, 1, 1, 1]
+    assert s.draft_time_per_token == pytest.approx(0.01)
