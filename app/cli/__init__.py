@@ -12,7 +12,7 @@ import sys
 
 from app import __version__
 
-SUBCOMMANDS = ("gui", "generate", "bench", "selftest")
+SUBCOMMANDS = ("gui", "generate", "bench", "selftest", "screenshot")
 
 
 class UsageError(Exception):

@@ -1,0 +1,50 @@
+"""`speclens screenshot out.png`: the main window rendered offscreen after a short chat."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from . import UsageError
+
+DEFAULT_PROMPT = "Explain speculative decoding in two sentences."
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("screenshot", help="render the main window offscreen after a short chat, save a PNG")
+    p.add_argument("output", help="the .png file to write")
+    p.add_argument("--prompt", action="append", default=None,
+                   help="a user message (repeat for several turns; default: a question about speculative decoding)")
+    p.add_argument("--target", default="default")
+    p.add_argument("--draft", default="self")
+    p.add_argument("--theme", choices=("light", "dark", "system"), default="light")
+    p.add_argument("--gamma", type=int, default=None, help="draft length (default: the app's)")
+    p.add_argument("--max-new-tokens", type=int, default=96)
+    p.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
+    p.add_argument("--data-dir", default=None, help="history and settings folder (default: a fresh temporary one)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    if out.suffix.lower() != ".png":
+        raise UsageError(f"the output must be a .png file, got {out.name!r}")
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--size must look like 1600x1000, got {args.size!r}") from None
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    # A fresh data folder keeps screenshots free of the user's own chats and window layout.
+    os.environ["SPECLENS_DATA_DIR"] = args.data_dir or tempfile.mkdtemp(prefix="speclens-shot-")
+    from app.gui.screenshot import take
+
+    error = take(out, args.prompt or [DEFAULT_PROMPT], args.target, args.draft, args.theme, (width, height),
+                 args.gamma, args.max_new_tokens)
+    if error:
+        print(f"speclens screenshot: error: {error}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0

@@ -1,0 +1,45 @@
+"""QApplication setup and the GUI entry point used by `speclens` (no subcommand) and `speclens gui`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from app import __version__
+from app.paths import APP_NAME, resource_path
+
+
+@dataclass
+class GuiOptions:
+    target: str | None = None  # None: the last used target (first run: "default")
+    draft: str | None = None  # None: the last used draft (first run: "self")
+    data_dir: str | None = None  # history and settings folder; overrides SPECLENS_DATA_DIR
+
+
+def application(argv: list[str] | None = None) -> QApplication:
+    """The one QApplication (created on first call), named so QSettings and the OS know it."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv or [APP_NAME])
+        app.setApplicationName(APP_NAME)
+        app.setApplicationVersion(__version__)
+        app.setOrganizationName(APP_NAME)
+        icon = resource_path("icons", "speclens.svg")
+        if icon.is_file():
+            app.setWindowIcon(QIcon(str(icon)))
+    return app
+
+
+def run(options: GuiOptions) -> int:
+    if options.data_dir:
+        os.environ["SPECLENS_DATA_DIR"] = options.data_dir
+    app = application(sys.argv[:1])
+    from .main_window import MainWindow  # after the QApplication exists (pyqtgraph reads it)
+
+    window = MainWindow(target_spec=options.target, draft_spec=options.draft)
+    window.show()
+    return app.exec()

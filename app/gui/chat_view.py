@@ -1,0 +1,225 @@
+"""The conversation as a rich-text view: user turns as plain text, answers token by token in
+their status format. Tokens are anchors ("tok:<message>:<index>") so hover and click can show
+their details; per-message actions are anchors too ("act:<name>:<message>")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextBrowser
+
+from app.history.records import StoredToken
+
+from .theme import Colors
+from .token_format import status_formats, status_of
+
+
+@dataclass
+class ChatMessage:
+    role: str  # "user" | "assistant"
+    content: str = ""  # user text; for answers, the emitted tokens' text once complete
+    tokens: list[StoredToken] = field(default_factory=list)  # emitted and rejected, in engine order
+    stats: dict = field(default_factory=dict)
+    partial: bool = False
+    db_id: int | None = None
+
+    @property
+    def text(self) -> str:
+        if self.role != "assistant":
+            return self.content
+        return "".join(t.text for t in self.tokens if t.status != "rejected")
+
+
+class ChatView(QTextBrowser):
+    token_hovered = Signal(int, int)  # message index, token index
+    token_clicked = Signal(int, int)
+    action = Signal(str, int)  # "copy" | "edit" | "regenerate", message index
+
+    def __init__(self, colors: Colors, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chat")
+        self.setOpenLinks(False)
+        self.setUndoRedoEnabled(False)
+        self.messages: list[ChatMessage] = []
+        self.show_rejected = False
+        self.colors = colors
+        self._formats: dict[str, QTextCharFormat] = {}
+        self._spans: dict[int, list[tuple[int, int]]] = {}  # message -> document range of each shown token
+        self.set_colors(colors)
+        self.anchorClicked.connect(self._on_anchor)
+        self.highlighted.connect(self._on_hover)
+
+    # --- appearance ---------------------------------------------------------------------------
+    def set_colors(self, colors: Colors) -> None:
+        self.colors = colors
+        self._formats = status_formats(colors.text)
+        self.render_all()
+
+    def set_show_rejected(self, show: bool) -> None:
+        self.show_rejected = show
+        self.render_all()
+
+    # --- content ------------------------------------------------------------------------------
+    def set_messages(self, messages: list[ChatMessage]) -> None:
+        self.messages = messages
+        self.render_all()
+
+    def add_message(self, message: ChatMessage) -> int:
+        self.messages.append(message)
+        self._render_message(len(self.messages) - 1)
+        return len(self.messages) - 1
+
+    def append_tokens(self, index: int, tokens: list[StoredToken]) -> None:
+        """Stream tokens onto the last message (index must be the last one)."""
+        message = self.messages[index]
+        start = len(message.tokens)
+        message.tokens.extend(tokens)
+        cursor = self._end_of_body()
+        for offset, token in enumerate(tokens):
+            self._insert_token(cursor, index, start + offset, token)
+        self._scroll_to_end()
+
+    def render_all(self) -> None:
+        scroll = self.verticalScrollBar()
+        at_end = scroll.value() >= scroll.maximum() - 4
+        self.document().clear()
+        self._spans.clear()
+        for i in range(len(self.messages)):
+            self._render_message(i)
+        if at_end:
+            self._scroll_to_end()
+
+    def _render_message(self, index: int) -> None:
+        message = self.messages[index]
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        first = cursor.position() == 0
+        header = QTextBlockFormat()
+        header.setTopMargin(0 if first else 14)
+        header.setBottomMargin(2)
+        if not first:
+            cursor.insertBlock(header)
+        else:
+            cursor.setBlockFormat(header)
+        who = QTextCharFormat()
+        who.setFontWeight(QFont.Weight.Bold)
+        who.setForeground(QColor(self.colors.accent if message.role == "assistant" else self.colors.text))
+        name = "SpecLens" if message.role == "assistant" else "You"
+        cursor.insertText(name, who)
+        muted = QTextCharFormat()
+        muted.setForeground(QColor(self.colors.muted))
+        if message.role == "assistant" and message.stats.get("draft"):
+            cursor.insertText(f"   {message.stats.get('target', '')} ← {message.stats['draft']}", muted)
+        body = QTextBlockFormat()
+        body.setBottomMargin(2)
+        body.setLineHeight(130, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
+        if message.role == "user":
+            body.setBackground(QColor(self.colors.user_bubble))
+            body.setLeftMargin(0)
+        cursor.insertBlock(body)
+        plain = QTextCharFormat()
+        plain.setForeground(QColor(self.colors.text))
+        if message.role == "user":
+            cursor.insertText(message.content, plain)
+        else:
+            for i, token in enumerate(message.tokens):
+                self._insert_token(cursor, index, i, token)
+        if message.role == "assistant" and (message.stats or message.partial):
+            self._insert_footer(cursor, index, message, muted)
+        elif message.role == "user":
+            self._insert_actions(cursor, index, ("edit",), muted)
+
+    def _insert_token(self, cursor: QTextCursor, index: int, i: int, token: StoredToken) -> None:
+        if token.status == "rejected" and not self.show_rejected:
+            return
+        fmt = QTextCharFormat(self._formats[token.status])
+        fmt.setAnchor(True)
+        fmt.setAnchorHref(f"tok:{index}:{i}")
+        start = cursor.position()
+        cursor.insertText(token.text, fmt)
+        if cursor.position() > start:  # special tokens have no text and are not shown
+            self._spans.setdefault(index, []).append((start, cursor.position()))
+
+    def _insert_footer(self, cursor: QTextCursor, index: int, message: ChatMessage, muted) -> None:
+        st = message.stats
+        parts = []
+        if message.partial:
+            parts.append("stopped")
+        if st.get("new_tokens") is not None:
+            parts.append(f"{st['new_tokens']} tokens")
+        if st.get("tokens_per_second"):
+            parts.append(f"{st['tokens_per_second']:.1f} tok/s")
+        if st.get("alpha") is not None:
+            parts.append(f"α {st['alpha']:.2f}")
+        if st.get("gamma"):
+            parts.append(f"γ {st['gamma']}")
+        if st.get("speedup"):
+            parts.append(f"{st['speedup']:.2f}× measured")
+        block = QTextBlockFormat()
+        block.setTopMargin(4)
+        cursor.insertBlock(block)
+        small = QTextCharFormat(muted)
+        small.setFontPointSize(max(self.font().pointSizeF() * 0.85, 7))
+        cursor.insertText(" · ".join(parts), small)
+        actions = ("copy", "regenerate") if index == len(self.messages) - 1 else ("copy",)
+        self._insert_actions(cursor, index, actions, small, new_block=False)
+
+    def _insert_actions(self, cursor, index, actions, base, new_block=True) -> None:
+        if new_block:
+            cursor.insertBlock(QTextBlockFormat())
+        for name in actions:
+            fmt = QTextCharFormat(base)
+            fmt.setFontPointSize(max(self.font().pointSizeF() * 0.85, 7))
+            cursor.insertText("   ", fmt)
+            fmt.setAnchor(True)
+            fmt.setAnchorHref(f"act:{name}:{index}")
+            fmt.setForeground(QColor(self.colors.accent))
+            cursor.insertText(name.capitalize(), fmt)
+
+    def _end_of_body(self) -> QTextCursor:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        return cursor
+
+    def _scroll_to_end(self) -> None:
+        self.verticalScrollBar().setValue(self.verticalScrollBar().maximum())
+
+    # --- interaction --------------------------------------------------------------------------
+    def _parse(self, url: QUrl) -> tuple[str, str, int] | None:
+        parts = url.toString().split(":")
+        if len(parts) != 3:
+            return None
+        try:
+            return parts[0], parts[1], int(parts[2])
+        except ValueError:
+            return None
+
+    def _on_anchor(self, url: QUrl) -> None:
+        parsed = self._parse(url)
+        if parsed is None:
+            return
+        kind, a, b = parsed
+        if kind == "tok":
+            self.token_clicked.emit(int(a), b)
+        elif kind == "act":
+            self.action.emit(a, b)
+
+    def _on_hover(self, url: QUrl) -> None:
+        parsed = self._parse(url)
+        if parsed is not None and parsed[0] == "tok":
+            self.token_hovered.emit(int(parsed[1]), parsed[2])
+
+    def statuses_shown(self, index: int) -> list[tuple[str, str]]:
+        """(text, status read back from its format) per shown token of message `index`: what the
+        document holds, so tests check the display rather than the stored records."""
+        shown = []
+        cursor = QTextCursor(self.document())
+        for start, end in self._spans.get(index, []):
+            cursor.setPosition(start)
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            text = cursor.selectedText().replace("\u2029", "\n")  # Qt's paragraph separator
+            cursor.setPosition(start + 1)
+            shown.append((text, status_of(cursor.charFormat(), self._formats)))
+        return shown

@@ -1,0 +1,129 @@
+"""Live decoding controls and the model pickers. The decode parameters are kept as one frozen
+DecodeParams, replaced on every change, so the engine thread reads a consistent snapshot each round."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.engine import DecodeParams
+from app.engine.sampling import MAX_GAMMA
+from app.models import NO_DRAFT, list_catalog
+from app.models.catalog import SELF_DRAFT_KINDS
+
+BROWSE_DIR = "Browse folder…"
+BROWSE_GGUF = "Browse .gguf file…"
+
+
+class ControlsPanel(QWidget):
+    target_chosen = Signal(str)
+    draft_chosen = Signal(str)
+    show_rejected_changed = Signal(bool)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._params = DecodeParams(temperature=0.7)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+
+        models = QGroupBox("Models")
+        form = QFormLayout(models)
+        self.target = QComboBox()
+        self.draft = QComboBox()
+        self._fill_pickers()
+        self.target.activated.connect(lambda i: self._picked(self.target, i, self.target_chosen))
+        self.draft.activated.connect(lambda i: self._picked(self.draft, i, self.draft_chosen))
+        form.addRow("Target", self.target)
+        form.addRow("Draft", self.draft)
+        layout.addWidget(models)
+
+        sampling = QGroupBox("Decoding · applies at the next round")
+        form = QFormLayout(sampling)
+        self.gamma = QSpinBox(minimum=1, maximum=MAX_GAMMA, value=4, toolTip="draft length γ per round")
+        self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.05, decimals=2, value=0.7,
+                                          toolTip="0 = greedy")
+        self.top_k = QSpinBox(minimum=0, maximum=100000, value=0, specialValueText="off")
+        self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2, value=1.0)
+        self.max_new = QSpinBox(minimum=1, maximum=8192, value=256, singleStep=32)
+        seed_row = QHBoxLayout()
+        self.seed_on = QCheckBox("fixed")
+        self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0, enabled=False)
+        self.seed_on.toggled.connect(self.seed.setEnabled)
+        seed_row.addWidget(self.seed_on)
+        seed_row.addWidget(self.seed, 1)
+        form.addRow("γ (draft length)", self.gamma)
+        form.addRow("Temperature", self.temperature)
+        form.addRow("Top-k", self.top_k)
+        form.addRow("Top-p", self.top_p)
+        form.addRow("Seed", seed_row)
+        form.addRow("Max new tokens", self.max_new)
+        layout.addWidget(sampling)
+
+        view = QGroupBox("View")
+        box = QVBoxLayout(view)
+        self.show_rejected = QCheckBox("Show rejected drafts (struck through)")
+        self.show_rejected.toggled.connect(self.show_rejected_changed)
+        box.addWidget(self.show_rejected)
+        layout.addWidget(view)
+
+        for spin in (self.gamma, self.top_k, self.max_new, self.seed):
+            spin.valueChanged.connect(self._update)
+        for spin in (self.temperature, self.top_p):
+            spin.valueChanged.connect(self._update)
+        self.seed_on.toggled.connect(self._update)
+
+    def params(self) -> DecodeParams:
+        """The engine's params callable: a snapshot, safe to call from the engine thread."""
+        return self._params
+
+    def _update(self, *_):
+        self._params = DecodeParams(
+            gamma=self.gamma.value(), temperature=self.temperature.value(), top_k=self.top_k.value(),
+            top_p=self.top_p.value(), max_new_tokens=self.max_new.value(),
+            seed=self.seed.value() if self.seed_on.isChecked() else None,
+        )
+
+    def _fill_pickers(self) -> None:
+        """Targets and drafts from the models catalog (embedded, self-drafts, the local hub cache)."""
+        for entry in list_catalog():
+            if entry.kind not in SELF_DRAFT_KINDS:
+                self.target.addItem(entry.name, entry.spec)
+            self.draft.addItem(entry.name, entry.spec)
+        self.draft.addItem("none (target only)", NO_DRAFT)
+        for combo in (self.target, self.draft):
+            combo.insertSeparator(combo.count())
+            combo.addItem(BROWSE_DIR, BROWSE_DIR)
+            combo.addItem(BROWSE_GGUF, BROWSE_GGUF)
+
+    def select(self, combo: QComboBox, spec: str) -> None:
+        """Show spec as the current entry, adding it (a browsed path) when it is not listed."""
+        index = combo.findData(spec)
+        if index < 0:
+            combo.insertItem(combo.count() - 3, spec, spec)
+            index = combo.findData(spec)
+        combo.setCurrentIndex(index)
+
+    def _picked(self, combo: QComboBox, index: int, signal) -> None:
+        spec = combo.itemData(index)
+        if spec == BROWSE_DIR:
+            spec = QFileDialog.getExistingDirectory(self, "Model folder (save_pretrained)")
+        elif spec == BROWSE_GGUF:
+            spec, _ = QFileDialog.getOpenFileName(self, "GGUF model", "", "GGUF (*.gguf)")
+        if spec:
+            self.select(combo, spec)
+            signal.emit(spec)
+
+    def set_models_enabled(self, enabled: bool) -> None:
+        self.target.setEnabled(enabled)
+

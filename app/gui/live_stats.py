@@ -1,0 +1,139 @@
+"""Statistics behind the plots and the status bar, for the current message and the session.
+
+Measured speedup compares real timings on this machine: speculative seconds per emitted token
+(prefill round excluded) against target-only seconds per step, timed by the worker on the same
+prompt. The Leviathan prediction uses the measured alpha, c and verification cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.engine import DecodeParams, FinishedEvent, RoundEvent
+from app.engine.stats import alpha_estimate, per_position_acceptance, predicted_speedup
+
+
+@dataclass
+class RoundLog:
+    rounds: list[RoundEvent] = field(default_factory=list)
+
+    def histogram(self, gamma: int) -> tuple[list[int], list[int]]:
+        """(rounds by accepted count 0..gamma, of which ended with a bonus token)."""
+        counts, bonus = [0] * (gamma + 1), [0] * (gamma + 1)
+        for r in self.rounds:
+            if r.drafted:
+                counts[min(r.accepted, gamma)] += 1
+                bonus[min(r.accepted, gamma)] += r.bonus
+        return counts, bonus
+
+    @property
+    def alpha(self) -> float | None:
+        return alpha_estimate(self.rounds)
+
+    def per_position(self, gamma: int) -> list[float | None]:
+        return per_position_acceptance(self.rounds, gamma)
+
+    @property
+    def tokens(self) -> int:
+        return sum(r.emitted for r in self.rounds)
+
+    @property
+    def seconds(self) -> float:
+        return sum(r.draft_time + r.verify_time for r in self.rounds)
+
+
+@dataclass
+class LiveStats:
+    message: RoundLog = field(default_factory=RoundLog)
+    session: RoundLog = field(default_factory=RoundLog)
+    baseline_step: float | None = None  # target-only seconds per token, measured
+    version: int = 0  # bumped on every change, so the plot timer redraws only when needed
+
+    def new_message(self) -> None:
+        self.message = RoundLog()
+        self.version += 1
+
+    def reset(self) -> None:
+        self.message, self.session = RoundLog(), RoundLog()
+        self.version += 1
+
+    def add(self, rounds: list[RoundEvent]) -> None:
+        self.message.rounds.extend(rounds)
+        self.session.rounds.extend(rounds)
+        self.version += 1
+
+    def set_baseline(self, seconds_per_token: float) -> None:
+        self.baseline_step = seconds_per_token
+        self.version += 1
+
+    @property
+    def max_gamma(self) -> int:
+        return max((r.gamma for r in self.session.rounds), default=1) or 1
+
+    def speedup_series(self) -> tuple[list[int], list[float]]:
+        """Measured speedup of the current message after each round: x = tokens so far."""
+        if not self.baseline_step:
+            return [], []
+        xs, ys = [], []
+        tokens = seconds = 0.0
+        for r in self.message.rounds[1:]:  # round 0 carries the prompt's prefill
+            tokens += r.emitted
+            seconds += r.draft_time + r.verify_time
+            if seconds > 0:
+                xs.append(int(tokens))
+                ys.append(self.baseline_step * tokens / seconds)
+        return xs, ys
+
+    def cost_ratios(self) -> tuple[float, float] | None:
+        """(c, verification cost) in target steps, from this session's timings."""
+        drafted = [r for r in self.session.rounds[1:] if r.drafted]
+        if not self.baseline_step or not drafted:
+            return None
+        c = sum(r.draft_time for r in drafted) / sum(r.drafted for r in drafted) / self.baseline_step
+        verify = sum(r.verify_time for r in drafted) / len(drafted) / self.baseline_step
+        return c, verify
+
+    def predicted(self, gamma: int) -> float | None:
+        """Leviathan et al.'s speedup with measured alpha, c and verification cost."""
+        alpha, costs = self.session.alpha, self.cost_ratios()
+        if alpha is None or costs is None:
+            return None
+        return predicted_speedup(alpha, gamma, *costs)
+
+    def tokens_per_second(self) -> float | None:
+        rounds = self.message.rounds[1:] or self.message.rounds
+        seconds = sum(r.draft_time + r.verify_time for r in rounds)
+        return sum(r.emitted for r in rounds) / seconds if seconds else None
+
+    def message_record(self, fin: FinishedEvent | None, new_tokens: int, params: DecodeParams) -> dict:
+        """The current message's stats as stored with it (JSON); fin is None when decoding failed."""
+        log = self.message
+        gamma = max((r.gamma for r in log.rounds), default=params.gamma)
+        _, speedup = self.speedup_series()
+        return {
+            "new_tokens": new_tokens,
+            "seconds": fin.elapsed if fin else log.seconds,
+            "tokens_per_second": self.tokens_per_second(),
+            "alpha": log.alpha,
+            "gamma": gamma,
+            "histogram": log.histogram(gamma)[0],
+            "rounds": [[r.drafted, r.accepted, r.emitted, int(r.bonus)] for r in log.rounds],
+            # what the plots need to redraw a reopened chat; the exports ignore it
+            "round_timing": [[r.gamma, r.draft_time, r.verify_time, list(r.overlap)] for r in log.rounds],
+            "baseline_step": self.baseline_step,
+            "speedup": speedup[-1] if speedup else None,
+            "predicted_speedup": self.predicted(gamma),
+            "finish_reason": fin.reason if fin else "error",
+            "temperature": params.temperature, "top_k": params.top_k, "top_p": params.top_p, "seed": params.seed,
+        }
+
+
+def rounds_from_stats(stats: dict) -> list[RoundEvent]:
+    """RoundEvents rebuilt from a stored message's stats, for the plots of a reopened chat."""
+    rounds = stats.get("rounds") or []
+    timing = stats.get("round_timing") or [[stats.get("gamma") or 1, 0.0, 0.0, []]] * len(rounds)
+    return [
+        RoundEvent(i, gamma, drafted, accepted, emitted, bool(bonus), tuple(overlap), draft_time, verify_time)
+        for i, ((drafted, accepted, emitted, bonus), (gamma, draft_time, verify_time, overlap))
+        in enumerate(zip(rounds, timing, strict=True))
+    ]

@@ -1,0 +1,61 @@
+"""Model loading off the GUI thread: a QObject that lives in the engine thread next to the worker,
+so loading and generation never overlap."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from app.engine import Drafter
+from app.models import LoadedModel, LoadProgress, ModelError, load_model, make_drafter
+
+
+@dataclass
+class LoadRequest:
+    target_spec: str
+    draft_spec: str
+    current: LoadedModel | None = None  # reused when target_spec names it: a draft swap loads no target
+    cancel: threading.Event | None = None  # checked between the target and the draft (closing the app)
+
+
+@dataclass
+class LoadResult:
+    target: LoadedModel
+    drafter: Drafter | None
+    draft_spec: str
+    seconds: float
+
+
+class ModelLoader(QObject):
+    progress = Signal(str, float)  # message, fraction 0..1 of the whole load
+    loaded = Signal(object)  # LoadResult
+    failed = Signal(str)  # one line, shown in the window
+
+    @Slot(object)
+    def load(self, request: LoadRequest) -> None:
+        start = time.perf_counter()
+        try:
+            target = request.current
+            if target is None or target.spec != request.target_spec:
+                target = load_model(request.target_spec,
+                                    progress=lambda p: self._report("Target", p, 0.0, 0.8))
+            if request.cancel is not None and request.cancel.is_set():
+                return
+            self.progress.emit(f"Preparing draft {request.draft_spec} …", 0.8)
+            # make_drafter runs the tokenizer pre-flight: IncompatibleModels names the mismatch
+            drafter = make_drafter(request.draft_spec, target,
+                                   progress=lambda p: self._report("Draft", p, 0.8, 0.2))
+        except ModelError as exc:
+            self.failed.emit(str(exc).splitlines()[0])
+            return
+        except Exception as exc:  # a broken model file must not take the app down
+            self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
+            return
+        self.loaded.emit(LoadResult(target, drafter, request.draft_spec, time.perf_counter() - start))
+
+
+    def _report(self, what: str, p: LoadProgress, start: float, span: float) -> None:
+        self.progress.emit(f"{what}: {p.message or p.stage} …", start + span * p.fraction)

@@ -1,0 +1,216 @@
+"""The statistics dock: four pyqtgraph plots whose items are created once and refreshed by a
+10 Hz timer (only when the statistics changed), plus PNG/SVG/CSV export."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pyqtgraph as pg
+import pyqtgraph.exporters as exporters
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from app.history import palette
+
+from .live_stats import LiveStats
+from .theme import Colors
+
+REFRESH_MS = 100  # <= 10 Hz
+BLUE, ORANGE, GREEN = palette.ACCEPTED, palette.CORRECTED, palette.BONUS
+
+
+class PlotsPanel(QWidget):
+    def __init__(self, stats: LiveStats, colors: Colors, parent=None) -> None:
+        super().__init__(parent)
+        self.stats = stats
+        self.colors = colors
+        self._drawn = -1
+        self._gamma = 1
+        grid = QGridLayout(self)
+        grid.setContentsMargins(4, 4, 4, 4)
+        grid.setSpacing(6)
+        self.plots: dict[str, pg.PlotWidget] = {}
+        for i, (key, left, bottom) in enumerate((
+            ("histogram", "share of rounds", "drafts accepted per round"),
+            ("speedup", "speedup ×", "tokens in this message"),
+            ("position", "acceptance rate", "draft position"),
+            ("throughput", "tokens / s", "tokens in this message"),
+        )):
+            plot = pg.PlotWidget()
+            plot.setMenuEnabled(False)
+            plot.setMouseEnabled(False, False)
+            plot.showGrid(x=False, y=True, alpha=0.25)
+            plot.setLabel("left", left)
+            plot.setLabel("bottom", bottom)
+            grid.addWidget(plot, i // 2, i % 2)
+            self.plots[key] = plot
+        h = self.plots["histogram"]
+        self.hist_message = pg.BarGraphItem(x=[], height=[], width=0.38, brush=BLUE, pen=None, name="message")
+        # narrower, inside the message bar: the rounds of that bar that ended with a bonus token
+        self.hist_bonus = pg.BarGraphItem(x=[], height=[], width=0.16, brush=GREEN, pen=None, name="bonus")
+        self.hist_session = pg.BarGraphItem(
+            x=[], height=[], width=0.38, brush=pg.mkBrush(colors.muted), pen=None, name="session"
+        )
+        for item in (self.hist_message, self.hist_bonus, self.hist_session):
+            h.addItem(item)
+        h.setYRange(0, 1.05, padding=0)
+        for key in ("histogram", "position"):
+            self.plots[key].getAxis("bottom").setTickSpacing(1, 1)
+        s = self.plots["speedup"]
+        s.addItem(pg.InfiniteLine(pos=1.0, angle=0, pen=pg.mkPen(colors.muted, style=Qt.PenStyle.DotLine)))
+        self.speedup_measured = s.plot([], [], pen=pg.mkPen(BLUE, width=2.5), symbol="o", symbolSize=4,
+                                       symbolBrush=BLUE, symbolPen=None, name="measured")
+        self.speedup_predicted = s.plot(
+            [], [], pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="predicted (Leviathan)"
+        )
+        p = self.plots["position"]
+        self.pos_message = pg.BarGraphItem(x=[], height=[], width=0.6, brush=BLUE, pen=None, name="message")
+        p.addItem(self.pos_message)
+        self.pos_session = p.plot(
+            [], [], pen=pg.mkPen(ORANGE, width=2), symbol="o", symbolSize=7, symbolBrush=ORANGE, name="session"
+        )
+        p.setYRange(0, 1.05, padding=0)
+        t = self.plots["throughput"]
+        self.tps_curve = t.plot([], [], pen=pg.mkPen(BLUE, width=2.5), name="speculative")
+        self.tps_baseline = t.plot(
+            [], [], pen=pg.mkPen(colors.muted, width=2, style=Qt.PenStyle.DashLine), name="target only"
+        )
+        self.timer = QTimer(self, interval=REFRESH_MS, timeout=self.refresh)
+        self.timer.start()
+
+    def set_colors(self, colors: Colors) -> None:
+        """Re-tint for a theme switch; items stay, only their pens and brushes change."""
+        self.colors = colors
+        for plot in self.plots.values():
+            plot.setBackground(colors.base)
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setPen(colors.muted)
+                plot.getAxis(name).setTextPen(colors.text)
+        self.hist_session.setOpts(brush=pg.mkBrush(colors.muted))
+        self.tps_baseline.setPen(pg.mkPen(colors.muted, width=2, style=Qt.PenStyle.DashLine))
+        self._drawn = -1
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self.stats.version == self._drawn:
+            return
+        self._drawn = self.stats.version
+        st = self.stats
+        gamma = self._gamma = st.max_gamma
+        counts, bonus = st.message.histogram(gamma)
+        total = sum(counts) or 1
+        session_counts, _ = st.session.histogram(gamma)
+        session_total = sum(session_counts) or 1
+        xs = list(range(gamma + 1))
+        self.hist_message.setOpts(x=[x - 0.2 for x in xs], height=[c / total for c in counts])
+        self.hist_bonus.setOpts(x=[x - 0.2 for x in xs], height=[b / total for b in bonus])
+        self.hist_session.setOpts(x=[x + 0.2 for x in xs], height=[c / session_total for c in session_counts])
+        self._title("histogram", f"Accepted drafts per round ({sum(counts)} rounds)",
+                    (BLUE, "message"), (GREEN, "bonus"), (self.colors.muted, "session"))
+        self.plots["histogram"].setXRange(-0.6, gamma + 0.6, padding=0)
+
+        sx, sy = st.speedup_series()
+        self.speedup_measured.setData(sx, sy)
+        predicted = st.predicted(gamma)
+        if predicted is not None and sx:
+            self.speedup_predicted.setData([0, max(sx)], [predicted, predicted])
+        else:
+            self.speedup_predicted.setData([], [])
+        self._title("speedup", "Speedup vs target-only",
+                    (BLUE, "measured" + (f" {sy[-1]:.2f}×" if sy else "")),
+                    (ORANGE, "predicted" + (f" {predicted:.2f}×" if predicted is not None else "")))
+
+        positions = list(range(1, gamma + 1))
+        msg_rates = st.message.per_position(gamma)
+        self.pos_message.setOpts(x=positions, height=[r or 0.0 for r in msg_rates])
+        sess = [(i, r) for i, r in zip(positions, st.session.per_position(gamma), strict=True) if r is not None]
+        self.pos_session.setData([i for i, _ in sess], [r for _, r in sess])
+        self.plots["position"].setXRange(0.4, gamma + 0.6, padding=0)
+        alpha = st.session.alpha
+        self._title("position", "Acceptance by position" + (f" · α = {alpha:.3f}" if alpha is not None else ""),
+                    (BLUE, "message"), (ORANGE, "session"))
+
+        tx, ty = self._throughput()
+        self.tps_curve.setData(tx, ty)
+        if st.baseline_step and tx:
+            self.tps_baseline.setData([0, max(tx)], [1 / st.baseline_step] * 2)
+        else:
+            self.tps_baseline.setData([], [])
+        tps = st.tokens_per_second()
+        self._title("throughput", "Tokens per second",
+                    (BLUE, "speculative" + (f" {tps:.1f}" if tps else "")),
+                    (self.colors.muted, "target only" + (f" {1 / st.baseline_step:.1f}" if st.baseline_step else "")))
+
+    def _title(self, key: str, text: str, *series: tuple[str, str]) -> None:
+        """Title with an inline colour key: legends inside small plots would hide the data."""
+        keys = " &nbsp;".join(f"<span style='color:{color}'>■</span> {label}" for color, label in series)
+        self.plots[key].setTitle(f"<b>{text}</b> &nbsp; {keys}", size="10pt")
+
+    def _throughput(self) -> tuple[list[int], list[float]]:
+        xs, ys, tokens, seconds = [], [], 0, 0.0
+        for r in self.stats.message.rounds[1:]:
+            tokens += r.emitted
+            seconds += r.draft_time + r.verify_time
+            if seconds > 0:
+                xs.append(tokens)
+                ys.append(tokens / seconds)
+        return xs, ys
+
+    def histogram_counts(self) -> list[int]:
+        """The message histogram as drawn (bar heights are these counts over their sum)."""
+        return self.stats.message.histogram(self.stats.max_gamma)[0]
+
+    def export(self, folder: Path) -> list[Path]:
+        """Every plot as PNG and SVG, and its data as CSV, into folder."""
+        self.refresh()
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for key, plot in self.plots.items():
+            png, svg = folder / f"{key}.png", folder / f"{key}.svg"
+            exporters.ImageExporter(plot.plotItem).export(str(png))
+            _write_svg(plot, svg)
+            written += [png, svg]
+            path = folder / f"{key}.csv"
+            self._write_csv(key, path)
+            written.append(path)
+        return written
+
+    def _write_csv(self, key: str, path: Path) -> None:
+        st, gamma = self.stats, self._gamma
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh)
+            if key == "histogram":
+                counts, bonus = st.message.histogram(gamma)
+                session, _ = st.session.histogram(gamma)
+                out.writerow(["accepted", "message_rounds", "message_bonus_rounds", "session_rounds"])
+                out.writerows(zip(range(gamma + 1), counts, bonus, session, strict=True))
+            elif key == "speedup":
+                out.writerow(["tokens", "measured_speedup", "predicted_speedup"])
+                predicted = st.predicted(gamma)
+                out.writerows((x, y, predicted) for x, y in zip(*st.speedup_series(), strict=True))
+            elif key == "position":
+                out.writerow(["position", "message_rate", "session_rate"])
+                out.writerows(zip(range(1, gamma + 1), st.message.per_position(gamma),
+                                  st.session.per_position(gamma), strict=True))
+            else:
+                out.writerow(["tokens", "tokens_per_second", "target_only_tokens_per_second"])
+                base = 1 / st.baseline_step if st.baseline_step else None
+                out.writerows((x, y, base) for x, y in zip(*self._throughput(), strict=True))
+
+
+def _write_svg(widget: QWidget, path: Path) -> None:
+    """Vector export through QSvgGenerator: pyqtgraph 0.14's SVGExporter cannot parse the path data
+    Qt 6.12 writes ("not enough values to unpack"), so the widget is painted straight into the SVG."""
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(widget.size())
+    generator.setViewBox(widget.rect())
+    generator.setTitle("SpecLens statistics")
+    painter = QPainter(generator)
+    try:
+        widget.render(painter)
+    finally:
+        painter.end()

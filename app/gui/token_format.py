@@ -1,0 +1,73 @@
+"""How a token status looks in the chat, from the palette shared with the HTML export: colour
+plus underline, weight or strike-out, so statuses stay distinguishable without colour."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QFont, QTextCharFormat
+
+from app.history.palette import STATUSES, STYLES
+from app.history.records import StoredToken
+
+UNDERLINES = {
+    "none": QTextCharFormat.UnderlineStyle.NoUnderline,
+    "wavy": QTextCharFormat.UnderlineStyle.WaveUnderline,
+    "dotted": QTextCharFormat.UnderlineStyle.DotLine,
+}
+
+
+def status_format(status: str, text_color: str) -> QTextCharFormat:
+    style = STYLES[status]
+    color = QColor(style.color or text_color)
+    fmt = QTextCharFormat()
+    fmt.setForeground(color)
+    fmt.setUnderlineStyle(UNDERLINES[style.underline])
+    if style.underline != "none":
+        fmt.setUnderlineColor(color)
+    fmt.setFontWeight(QFont.Weight.Bold if style.bold else QFont.Weight.Normal)
+    fmt.setFontStrikeOut(style.strike)
+    return fmt
+
+
+def status_formats(text_color: str) -> dict[str, QTextCharFormat]:
+    return {status: status_format(status, text_color) for status in STATUSES}
+
+
+def status_of(fmt: QTextCharFormat, formats: dict[str, QTextCharFormat]) -> str | None:
+    """The status whose look `fmt` carries, read back from the document, so tests check what
+    is displayed rather than what was stored."""
+    for status, ref in formats.items():
+        if (
+            fmt.foreground().color() == ref.foreground().color()
+            and fmt.underlineStyle() == ref.underlineStyle()
+            and fmt.fontStrikeOut() == ref.fontStrikeOut()
+            and fmt.fontWeight() == ref.fontWeight()
+        ):
+            return status
+    return None
+
+
+def _prob(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def describe(token: StoredToken, decode=str) -> str:
+    """Rich text for the inspector and tooltips: status, round, p(x), q(x), min(1, p/q), and for a
+    corrected token the top entries of p, q and the residual it was drawn from."""
+    style = STYLES[token.status]
+    color = f" style='color:{style.color}'" if style.color else ""
+    rows = [
+        f"<b{color}>{style.label}</b> &nbsp;<code>{_escape(repr(token.text))}</code>",
+        f"<span>{style.meaning}</span>",
+        f"token id {token.token_id} · round {token.round + 1}",
+        f"p(x) = {_prob(token.p)} · q(x) = {_prob(token.q)}",
+        f"min(1, p/q) = {_prob(token.accept_prob)}",
+    ]
+    if token.top is not None:
+        for label, entries in (("p", token.top.p), ("q", token.top.q), ("residual", token.top.residual)):
+            cells = ", ".join(f"<code>{_escape(repr(decode(tid)))}</code>&nbsp;{prob:.3f}" for tid, prob in entries)
+            rows.append(f"<b>top {label}:</b> {cells}")
+    return "<br>".join(rows)

@@ -1,0 +1,86 @@
+"""The engine's side of the GUI: a QObject living in a worker QThread that turns decode() events
+into signals and does nothing else.
+
+Headless use (benchmarks, tests), no window needed; requests go in through a queued signal:
+
+    class Driver(QObject):
+        start = Signal(object)
+
+    thread = QThread(); worker = GenerationWorker(); worker.moveToThread(thread); thread.start()
+    driver = Driver(); driver.start.connect(worker.start)
+    worker.events.connect(on_round); worker.finished.connect(on_done)
+    driver.start.emit(GenerationRequest(target, input_ids, drafter, params=lambda: DecodeParams(...)))
+    request.cancel.set()  # stop: the engine ends the generation before its next round
+    thread.quit(); thread.wait()
+
+Signals: `baseline(float)` target-only seconds per step measured on this prompt (only when
+requested), `events(list)` the TokenEvents and closing RoundEvent of one round, `finished(FinishedEvent)`,
+`failed(str)` a one-line error. Exactly one of finished/failed ends every start().
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import torch
+from PySide6.QtCore import QObject, Signal, Slot
+
+from app.engine import DecodeParams, Drafter, FinishedEvent, RoundEvent, decode
+from app.models import LoadedModel
+
+
+@dataclass
+class GenerationRequest:
+    target: LoadedModel
+    input_ids: torch.Tensor  # [L], the chat-templated prompt
+    drafter: Drafter | None
+    params: Callable[[], DecodeParams]  # read at every round: live controls apply at the next round
+    cancel: threading.Event = field(default_factory=threading.Event)
+    baseline_steps: int = 0  # time this many target-only steps first (measured speedup); 0 skips
+
+
+class GenerationWorker(QObject):
+    baseline = Signal(float)
+    events = Signal(list)
+    finished = Signal(object)
+    failed = Signal(str)
+
+    @Slot(object)
+    def start(self, request: GenerationRequest) -> None:
+        target = request.target
+        common = dict(
+            stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size, cancel=request.cancel
+        )
+        try:
+            with torch.inference_mode():
+                if request.baseline_steps:
+                    step = self._time_target_steps(request, common)
+                    if step is not None:
+                        self.baseline.emit(step)
+                batch: list = []
+                for event in decode(
+                    target.model, request.input_ids, request.drafter, request.params,
+                    tokenizer=target.tokenizer, **common,
+                ):
+                    if isinstance(event, FinishedEvent):
+                        self.finished.emit(event)
+                        return
+                    batch.append(event)
+                    if isinstance(event, RoundEvent):
+                        self.events.emit(batch)
+                        batch = []
+        except Exception as exc:  # anything the engine raises ends this message, never the app
+            self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
+
+    @staticmethod
+    def _time_target_steps(request: GenerationRequest, common: dict) -> float | None:
+        """Mean target-only step on this prompt, prefill round excluded: the speedup baseline."""
+        params = replace(request.params(), max_new_tokens=request.baseline_steps + 1, seed=0)
+        times = [
+            e.verify_time
+            for e in decode(request.target.model, request.input_ids, None, params, **common)
+            if isinstance(e, RoundEvent) and e.round > 0
+        ]
+        return sum(times) / len(times) if times else None
