@@ -53,7 +53,7 @@ def verify(target: PreTrainedModel, cache, ids: torch.Tensor, draft_tokens: torc
     return logits_to_probs(logits, params)
 
 
-def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator):
+def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator, greedy: bool = False):
     """The acceptance rule on tensors, batched over any leading dims; `accept` is its one-sequence form.
 
     p [..., g + 1, V], q [..., g, V], x [..., g] with g >= 1 -> (n [...] leading acceptances,
@@ -72,19 +72,22 @@ def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.G
     # The residual at the first rejection, else p_{g+1} for the bonus token.
     rows = torch.cat([residual, p[..., g:, :]], dim=-2)
     dist = rows.gather(-2, n[..., None, None].expand(*n.shape, 1, rows.shape[-1])).squeeze(-2)
-    return n, sample(dist, generator), p_x, q_x, ratio, dist
+    return n, sample(dist, generator, greedy), p_x, q_x, ratio, dist
 
 
 def accept(
-    p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator
+    p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator, greedy: bool = False
 ) -> Verdict:
-    """The acceptance rule. p [g + 1, V], q [g, V], x [g]. One host sync."""
+    """The acceptance rule. p [g + 1, V], q [g, V], x [g]. One host sync.
+
+    greedy: p and q are one-hot, so every draw is the argmax (see `sample`).
+    """
     g = len(x)
     if g == 0:
-        y = sample(p[0], generator)
+        y = sample(p[0], generator, greedy)
         y_id = int(y)
         return Verdict(0, y_id, [float(p[0, y_id])], [], [], [], None)
-    n, y, p_x, q_x, ratio, dist = decide(p, q, x, generator)
+    n, y, p_x, q_x, ratio, dist = decide(p, q, x, generator, greedy)
     overlap = torch.minimum(p[:g], q).sum(-1)
     host = torch.stack([n.float(), y.float(), p[n, y]]).tolist()
     n_acc, y_id = int(host[0]), int(host[1])
@@ -116,7 +119,7 @@ def speculative_step(
         drafted = []
     t1 = time.perf_counter()
     p = verify(target, cache, ids, draft_tokens, params, vocab_size)
-    verdict = accept(p, q, draft_tokens, generator)
+    verdict = accept(p, q, draft_tokens, generator, params.greedy)
     # Both caches keep the context plus the accepted drafts; the new token is fed next round.
     kept = len(ids_list) + verdict.n_accepted
     rollback(cache, kept)

@@ -48,8 +48,8 @@ def test_dropped_bonus_is_caught(vocab34_pair, monkeypatch):
     """Planted bug: when every draft is accepted, end the round without sampling the bonus token."""
     honest = decode_module.accept
 
-    def no_bonus(p, q, x, generator):
-        verdict = honest(p, q, x, generator)
+    def no_bonus(p, q, x, generator, greedy=False):
+        verdict = honest(p, q, x, generator, greedy)
         g = len(x)
         if g and verdict.n_accepted == g:  # emit x_g as the round's last token, and nothing after it
             return dataclasses.replace(verdict, n_accepted=g - 1, next_token=int(x[-1]))

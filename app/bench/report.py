@@ -1,0 +1,81 @@
+"""The Markdown rendering of a benchmark's JSON (printed, and written beside the JSON)."""
+
+from __future__ import annotations
+
+
+def _f(value, fmt: str = ".2f", suffix: str = "") -> str:
+    return "–" if value is None else f"{value:{fmt}}{suffix}"
+
+
+def _load(meta: dict) -> str:
+    load = meta.get("load_average")
+    if not load:
+        return ""
+    return f"; 1-min load average {load['before'][0]:.1f} before, {load['after'][0]:.1f} after (noise)"
+
+
+def setting_table(summary: dict) -> str:
+    head = ("| configuration | tok/s median | min–max | speedup | α | mean accepted | histogram 0..γ "
+            "| c | verify cost | predicted | efficiency | peak MiB |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for row in summary["configs"]:
+        tps = row["tokens_per_second"]
+        hist = " ".join(map(str, row["acceptance_histogram"])) if row["acceptance_histogram"] else "–"
+        lines.append(
+            f"| {row['config']} | {tps['median']:.1f} | {tps['min']:.1f}–{tps['max']:.1f} "
+            f"| {_f(row['speedup'], '.2f', '×')} | {_f(row['alpha'], '.3f')} | {_f(row['mean_accepted'])} "
+            f"| {hist} | {_f(row['c'])} | {_f(row['verify_cost'])} | {_f(row['predicted_speedup'], '.2f', '×')} "
+            f"| {_f(row['efficiency'])} | {row['peak_memory_mib']:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def ratio_lines(summary: dict) -> list[str]:
+    names = {
+        "speclens_over_hf_target_only": "SpecLens target-only / HF target-only",
+        "speclens_over_hf_speculative": "SpecLens speculative / HF assisted",
+        "speclens_over_hf_prompt_lookup": "SpecLens prompt lookup / HF prompt lookup",
+    }
+    return [f"- {names[k]}: **{v:.2f}×**" for k, v in summary["ratios"].items()]
+
+
+def markdown(result: dict) -> str:
+    meta = result["meta"]
+    out = [
+        "# SpecLens benchmark",
+        "",
+        f"target `{meta['target']}`, draft `{meta['draft']}`, γ = {meta['gamma']}, "
+        f"{meta['max_new_tokens']} new tokens max, {meta['repeats']} repeats, suite `{meta['prompts']}` "
+        f"({meta['n_prompts']} prompts), device {meta['device']}, {meta['threads']} threads, "
+        f"torch {meta['torch']}, transformers {meta['transformers']}{_load(meta)}",
+        "",
+        "Speedup is over the same engine's target-only run (paired within each repeat, median over repeats); "
+        "predicted = (1 − α^(γ+1)) / ((1 − α)(γc + verify cost)); efficiency = speedup / predicted.",
+    ]
+    for summary in result["settings"]:
+        out += ["", f"## {summary['setting']}", "", setting_table(summary), "", *ratio_lines(summary)]
+    if result.get("sweep"):
+        out += ["", sweep_table(result["sweep"])]
+    if result.get("gui_overhead"):
+        g = result["gui_overhead"]
+        out += ["", "## GUI overhead", "",
+                f"headless {g['headless_tps']:.1f} tok/s, through the GUI worker {g['gui_tps']:.1f} tok/s: "
+                f"overhead **{100 * g['overhead']:.1f}%**"]
+    return "\n".join(out) + "\n"
+
+
+def sweep_table(sweep: dict) -> str:
+    lines = [
+        f"## γ sweep ({sweep['setting']})", "",
+        "| γ | tok/s | measured speedup | α | verify cost | predicted |", "|---|---|---|---|---|---|",
+    ]
+    for p in sweep["points"]:
+        lines.append(
+            f"| {p['gamma']} | {p['tokens_per_second']:.1f} | {p['speedup']:.2f}× | {_f(p['alpha'], '.3f')} "
+            f"| {p['verify_cost']:.2f} | {p['predicted_speedup']:.2f}× |"
+        )
+    lines += ["", f"c = {sweep['c']:.2f}; best γ measured **{sweep['best_gamma_measured']}**, "
+                  f"predicted **{sweep['best_gamma_predicted']}**"]
+    if sweep.get("plot"):
+        lines += ["", f"![speedup against γ]({sweep['plot']})"]
+    return "\n".join(lines)

@@ -1,0 +1,118 @@
+"""`speclens bench`: SpecLens against HF `generate` on a fixed prompt suite, or a γ sweep."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from app.engine import DecodeParams
+
+from . import UsageError
+from .common import add_model_args, load_kwargs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="measure speedup against target-only and Hugging Face generation")
+    add_model_args(p)
+    p.add_argument("--gamma", type=int, default=4, help="draft length per round (1..16)")
+    p.add_argument("--temperature", default="0,0.7", help="comma-separated settings; 0 = greedy (default: 0,0.7)")
+    p.add_argument("--top-k", type=int, default=0, help="0 disables")
+    p.add_argument("--top-p", type=float, default=1.0, help="1 disables")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed, the same for every run")
+    p.add_argument("--prompts", default="bench", help="suite name under resources/prompts/ or a JSON file")
+    p.add_argument("--max-new-tokens", type=int, default=48)
+    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats per prompt and configuration")
+    p.add_argument("--threads", type=int, default=2, help="torch CPU threads while measuring")
+    p.add_argument("--sweep", default=None, metavar="G1,G2,...",
+                   help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
+    p.add_argument("--gui-overhead", action="store_true",
+                   help="also measure tokens/s through the GUI worker against headless decoding")
+    p.add_argument("--out", default="bench-results.json", help="JSON output; the Markdown goes beside it")
+    p.set_defaults(run=run)
+
+
+def parse_temperatures(text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--temperature takes comma-separated numbers like 0,0.7, got {text!r}") from None
+    if not values:
+        raise UsageError("--temperature needs at least one value")
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.repeats < 1:
+        raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
+    if args.threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    settings = [
+        DecodeParams(gamma=args.gamma, temperature=t, top_k=args.top_k, top_p=args.top_p,
+                     max_new_tokens=args.max_new_tokens, seed=args.seed)
+        for t in parse_temperatures(args.temperature)
+    ]
+    from app.bench.prompts import load_suite
+    from app.bench.sweep import parse_gammas
+
+    gammas = parse_gammas(args.sweep) if args.sweep else None
+    prompts = load_suite(args.prompts)
+    out = Path(args.out).expanduser()
+
+    import torch
+    import transformers
+
+    from app.bench.report import markdown
+    from app.bench.runners import Pair
+    from app.bench.suite import run_setting, summarize_setting
+    from app.bench.sweep import run_sweep
+    from app.engine import ModelDrafter
+    from app.models import load_model, make_drafter
+
+    torch.set_num_threads(args.threads)
+    transformers.logging.set_verbosity_error()  # HF warns about its own internal assistant kwargs
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    log(f"loading target {args.target!r} and draft {args.draft!r} ...")
+    kwargs = load_kwargs(args)
+    target = load_model(args.target, device=args.device, **kwargs)
+    draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
+    drafter = make_drafter(args.draft, target, **draft_kwargs)
+    draft_model = drafter.model if isinstance(drafter, ModelDrafter) else None
+    if gammas and draft_model is None:
+        raise UsageError("--sweep needs a draft model (--draft self or a model), not prompt lookup")
+    pair = Pair(target, draft_model, drafter if draft_model is not None else None)
+    load_before = os.getloadavg()
+    result: dict = {"meta": {
+        "target": target.name, "draft": drafter.name if drafter else "none", "gamma": args.gamma,
+        "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "prompts": args.prompts,
+        "n_prompts": len(prompts), "device": str(target.device), "threads": args.threads,
+        "target_dtype": str(target.dtype).removeprefix("torch."),
+        "torch": torch.__version__, "transformers": transformers.__version__,
+    }, "settings": []}
+    if gammas:
+        log(f"sweeping gamma over {gammas} ({settings[0].temperature:g} temperature) ...")
+        sweep = run_sweep(pair, prompts, settings[0], gammas, args.repeats, log)
+        png = out.with_suffix(".png")
+        from app.bench.plot import plot_sweep
+
+        plot_sweep(sweep, png)
+        result["sweep"] = sweep | {"plot": png.name}
+    else:
+        for params in settings:
+            log(f"setting temperature={params.temperature:g}, gamma={params.gamma} ...")
+            result["settings"].append(summarize_setting(run_setting(pair, prompts, params, args.repeats, log=log)))
+    if args.gui_overhead:
+        from app.bench.gui_overhead import measure_gui_overhead
+
+        log("measuring the GUI worker's overhead ...")
+        result["gui_overhead"] = measure_gui_overhead(pair, prompts, settings[0], args.repeats)
+    result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    text = markdown(result)
+    out.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(text)
+    log(f"wrote {out} and {out.with_suffix('.md')}")
+    return 0

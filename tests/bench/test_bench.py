@@ -1,0 +1,133 @@
+"""The benchmark on the tiny pair: schema, internal consistency, HF/SpecLens agreement. No timing asserts."""
+
+import json
+
+import pytest
+
+from app.bench.prompts import load_suite
+from app.bench.runners import MODEL_DRAFT, PROMPT_LOOKUP, TARGET_ONLY, configs_for
+from app.bench.suite import run_setting, summarize_setting
+from app.cli import main
+from app.engine import DecodeParams
+
+ROW_KEYS = {
+    "config", "engine", "mode", "tokens_per_second", "new_tokens", "speedup", "alpha", "rounds",
+    "drafted_rounds", "mean_accepted", "acceptance_histogram", "peak_memory_mib", "c", "verify_cost",
+    "predicted_speedup", "efficiency",
+}
+
+
+def _summary(pair, suite, temperature: float) -> dict:
+    params = DecodeParams(gamma=3, temperature=temperature, max_new_tokens=16, seed=3)
+    setting = run_setting(pair, load_suite(str(suite)), params, repeats=2)
+    return json.loads(json.dumps(summarize_setting(setting)))  # must survive JSON
+
+
+@pytest.fixture(scope="module")
+def greedy_summary(tiny_pair, tiny_suite):
+    return _summary(tiny_pair, tiny_suite, 0.0)
+
+
+@pytest.fixture(scope="module")
+def sampling_summary(tiny_pair, tiny_suite):
+    return _summary(tiny_pair, tiny_suite, 1.0)
+
+
+@pytest.fixture(params=["greedy_summary", "sampling_summary"])
+def summary(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_every_configuration_is_reported(summary):
+    assert [row["config"] for row in summary["configs"]] == [c.name for c in configs_for(True)]
+    for row in summary["configs"]:
+        assert set(row) == ROW_KEYS
+        tps = row["tokens_per_second"]
+        assert len(tps["per_repeat"]) == 2
+        assert tps["min"] <= tps["median"] <= tps["max"]
+        assert row["peak_memory_mib"] > 0
+    assert set(summary["ratios"]) == {
+        "speclens_over_hf_target_only", "speclens_over_hf_speculative", "speclens_over_hf_prompt_lookup"
+    }
+    assert set(summary["costs"]) == {"chat", "echo"}
+
+
+def test_round_statistics_are_consistent(summary):
+    rows = {(r["engine"], r["mode"]): r for r in summary["configs"]}
+    for mode in (TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP):
+        assert rows["hf", mode]["alpha"] is None  # HF does not expose its rounds
+    assert rows["speclens", TARGET_ONLY]["acceptance_histogram"] is None
+    assert rows["speclens", TARGET_ONLY]["speedup"] == pytest.approx(1.0)
+    spec = rows["speclens", MODEL_DRAFT]
+    # A model draft always proposes, so every round lands in the histogram.
+    assert len(spec["acceptance_histogram"]) == 3 + 1
+    assert sum(spec["acceptance_histogram"]) == spec["rounds"] == spec["drafted_rounds"]
+    assert spec["mean_accepted"] == pytest.approx(
+        sum(i * n for i, n in enumerate(spec["acceptance_histogram"])) / spec["rounds"]
+    )
+    # Each round emits accepted + 1 tokens except a final one cut by the length limit or EOS.
+    assert spec["new_tokens"] <= spec["rounds"] + spec["mean_accepted"] * spec["rounds"] + 1e-9
+    assert 0.0 <= spec["alpha"] <= 1.0
+    assert spec["efficiency"] == pytest.approx(spec["speedup"] / spec["predicted_speedup"])
+    lookup = rows["speclens", PROMPT_LOOKUP]
+    assert sum(lookup["acceptance_histogram"]) == lookup["drafted_rounds"] <= lookup["rounds"]
+
+
+def test_greedy_outputs_are_token_identical_across_engines(greedy_summary):
+    assert greedy_summary["setting"] == "greedy"
+    outputs = greedy_summary["outputs"]
+    reference = outputs["SpecLens target-only"]
+    assert all(len(runs[0]) > 0 for runs in reference.values())
+    for name, per_prompt in outputs.items():
+        assert per_prompt == reference, name
+
+
+def test_cli_writes_json_and_markdown(tiny_pair_dirs, tiny_suite, tmp_path, capsys):
+    target, draft = map(str, tiny_pair_dirs)
+    out = tmp_path / "res.json"
+    code = main(["bench", "--target", target, "--draft", draft, "--prompts", str(tiny_suite), "--repeats", "1",
+                 "--max-new-tokens", "8", "--temperature", "0", "--threads", "1", "--out", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert [s["setting"] for s in data["settings"]] == ["greedy"]
+    assert data["meta"]["repeats"] == 1
+    md = out.with_suffix(".md").read_text()
+    assert "SpecLens speculative / HF assisted" in md
+    assert md in capsys.readouterr().out
+
+
+def test_sweep_reports_best_gammas_and_plots(tiny_pair_dirs, tiny_suite, tmp_path):
+    target, draft = map(str, tiny_pair_dirs)
+    out = tmp_path / "sweep.json"
+    code = main(["bench", "--target", target, "--draft", draft, "--prompts", str(tiny_suite), "--repeats", "1",
+                 "--max-new-tokens", "8", "--temperature", "1", "--threads", "1", "--sweep", "1,2,3",
+                 "--out", str(out)])
+    assert code == 0
+    sweep = json.loads(out.read_text())["sweep"]
+    assert [p["gamma"] for p in sweep["points"]] == [1, 2, 3]
+    assert sweep["best_gamma_measured"] in (1, 2, 3)
+    assert sweep["best_gamma_predicted"] == max(sweep["points"], key=lambda p: p["predicted_speedup"])["gamma"]
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--temperature", "hot"], "--temperature takes comma-separated numbers"),
+        (["--sweep", "1,x"], "--sweep takes comma-separated integers"),
+        (["--sweep", "0,2"], "gamma must be between 1 and 16"),
+        (["--repeats", "0"], "--repeats must be >= 1"),
+        (["--prompts", "no-such-suite"], "prompt suite not found"),
+    ],
+)
+def test_bad_input_is_one_line(args, message, capsys, tmp_path):
+    assert main(["bench", *args, "--out", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
+
+def test_malformed_suite(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"prompts": [{"id": "x"}]}')
+    with pytest.raises(ValueError, match="is not a prompt suite"):
+        load_suite(str(bad))
