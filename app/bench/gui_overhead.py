@@ -43,7 +43,7 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
     window = MainWindow(pair.target.spec, draft_spec, autoload=False)
     window.resize(1400, 900)
     window.show()  # offscreen, but every widget really lays out and paints
-    window._on_loaded(LoadResult(pair.target, pair.drafter, draft_spec, 0.0))  # what the loader signal delivers
+    window.use_models(LoadResult(pair.target, pair.drafter, draft_spec, 0.0))
     c = window.controls
     c.gamma.setValue(params.gamma)
     c.temperature.setValue(params.temperature)

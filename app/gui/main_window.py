@@ -218,7 +218,7 @@ class MainWindow(QMainWindow):
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.loader.progress.connect(self._on_load_progress)
-        self.loader.loaded.connect(self._on_loaded)
+        self.loader.loaded.connect(self.use_models)
         self.loader.failed.connect(self._on_load_failed)
         self.engine_thread.start()
 
@@ -238,7 +238,8 @@ class MainWindow(QMainWindow):
         self.progress.setValue(int(fraction * 1000))
         self.progress_label.setText(text)
 
-    def _on_loaded(self, result: LoadResult) -> None:
+    def use_models(self, result: LoadResult) -> None:
+        """Install a loaded pair: the loader's signal lands here, and benchmarks call it directly."""
         self.loading = False
         if self.target is not result.target:
             self.stats.baseline_step = None

@@ -1,9 +1,13 @@
 """The statistics dock: four pyqtgraph plots whose items are created once and refreshed by a
-10 Hz timer (only when the statistics changed), plus PNG/SVG/CSV export."""
+4 Hz timer (only when the statistics changed), plus PNG/SVG/CSV export.
+
+Axis repaints dominate pyqtgraph's cost, so no plot auto-ranges: ranges move in coarse steps
+and each axis keeps a device-coordinate cache that is redrawn only when its range moves."""
 
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -11,14 +15,14 @@ import pyqtgraph.exporters as exporters
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
 from app.history import palette
 
 from .live_stats import LiveStats
 from .theme import Colors
 
-REFRESH_MS = 100  # <= 10 Hz
+REFRESH_MS = 250  # 4 Hz: live enough; every repaint holds the GIL the engine thread needs
 BLUE, ORANGE, GREEN = palette.ACCEPTED, palette.CORRECTED, palette.BONUS
 
 
@@ -29,6 +33,9 @@ class PlotsPanel(QWidget):
         self.colors = colors
         self._drawn = -1
         self._gamma = 1
+        self._ranged_gamma = 0  # gamma the x ranges were last set for
+        self._titles: dict[str, str] = {}  # setTitle re-lays out the plot: only call it on change
+        self._ranges: dict[tuple[str, str], tuple[float, float]] = {}
         grid = QGridLayout(self)
         grid.setContentsMargins(4, 4, 4, 4)
         grid.setSpacing(6)
@@ -45,6 +52,9 @@ class PlotsPanel(QWidget):
             plot.showGrid(x=False, y=True, alpha=0.25)
             plot.setLabel("left", left)
             plot.setLabel("bottom", bottom)
+            plot.disableAutoRange()
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             grid.addWidget(plot, i // 2, i % 2)
             self.plots[key] = plot
         h = self.plots["histogram"]
@@ -92,6 +102,7 @@ class PlotsPanel(QWidget):
         self.hist_session.setOpts(brush=pg.mkBrush(colors.muted))
         self.tps_baseline.setPen(pg.mkPen(colors.muted, width=2, style=Qt.PenStyle.DashLine))
         self._drawn = -1
+        self._titles.clear()
         self.refresh()
 
     def refresh(self) -> None:
@@ -105,16 +116,21 @@ class PlotsPanel(QWidget):
         session_counts, _ = st.session.histogram(gamma)
         session_total = sum(session_counts) or 1
         xs = list(range(gamma + 1))
+        if gamma != self._ranged_gamma:
+            self._ranged_gamma = gamma
+            self.plots["histogram"].setXRange(-0.6, gamma + 0.6, padding=0)
+            self.plots["position"].setXRange(0.4, gamma + 0.6, padding=0)
         self.hist_message.setOpts(x=[x - 0.2 for x in xs], height=[c / total for c in counts])
         self.hist_bonus.setOpts(x=[x - 0.2 for x in xs], height=[b / total for b in bonus])
         self.hist_session.setOpts(x=[x + 0.2 for x in xs], height=[c / session_total for c in session_counts])
         self._title("histogram", f"Accepted drafts per round ({sum(counts)} rounds)",
                     (BLUE, "message"), (GREEN, "bonus"), (self.colors.muted, "session"))
-        self.plots["histogram"].setXRange(-0.6, gamma + 0.6, padding=0)
 
         sx, sy = st.speedup_series()
         self.speedup_measured.setData(sx, sy)
         predicted = st.predicted(gamma)
+        self._range("speedup", "x", 0, _step_up(max(sx, default=0), 32))
+        self._range("speedup", "y", 0, _step_up(max([*sy, predicted or 0, 1.0]) * 1.1, 0.5))
         if predicted is not None and sx:
             self.speedup_predicted.setData([0, max(sx)], [predicted, predicted])
         else:
@@ -128,13 +144,15 @@ class PlotsPanel(QWidget):
         self.pos_message.setOpts(x=positions, height=[r or 0.0 for r in msg_rates])
         sess = [(i, r) for i, r in zip(positions, st.session.per_position(gamma), strict=True) if r is not None]
         self.pos_session.setData([i for i, _ in sess], [r for _, r in sess])
-        self.plots["position"].setXRange(0.4, gamma + 0.6, padding=0)
         alpha = st.session.alpha
         self._title("position", "Acceptance by position" + (f" · α = {alpha:.3f}" if alpha is not None else ""),
                     (BLUE, "message"), (ORANGE, "session"))
 
         tx, ty = self._throughput()
         self.tps_curve.setData(tx, ty)
+        base_tps = 1 / st.baseline_step if st.baseline_step else 0.0
+        self._range("throughput", "x", 0, _step_up(max(tx, default=0), 32))
+        self._range("throughput", "y", 0, _step_up(max([*ty, base_tps, 1.0]) * 1.1, 5))
         if st.baseline_step and tx:
             self.tps_baseline.setData([0, max(tx)], [1 / st.baseline_step] * 2)
         else:
@@ -144,10 +162,19 @@ class PlotsPanel(QWidget):
                     (BLUE, "speculative" + (f" {tps:.1f}" if tps else "")),
                     (self.colors.muted, "target only" + (f" {1 / st.baseline_step:.1f}" if st.baseline_step else "")))
 
+    def _range(self, key: str, axis: str, low: float, high: float) -> None:
+        if self._ranges.get((key, axis)) != (low, high):
+            self._ranges[key, axis] = (low, high)
+            view = self.plots[key].getViewBox()
+            (view.setXRange if axis == "x" else view.setYRange)(low, high, padding=0.02)
+
     def _title(self, key: str, text: str, *series: tuple[str, str]) -> None:
         """Title with an inline colour key: legends inside small plots would hide the data."""
         keys = " &nbsp;".join(f"<span style='color:{color}'>■</span> {label}" for color, label in series)
-        self.plots[key].setTitle(f"<b>{text}</b> &nbsp; {keys}", size="10pt")
+        title = f"<b>{text}</b> &nbsp; {keys}"
+        if self._titles.get(key) != title:
+            self._titles[key] = title
+            self.plots[key].setTitle(title, size="10pt")
 
     def _throughput(self) -> tuple[list[int], list[float]]:
         xs, ys, tokens, seconds = [], [], 0, 0.0
@@ -199,6 +226,11 @@ class PlotsPanel(QWidget):
                 out.writerow(["tokens", "tokens_per_second", "target_only_tokens_per_second"])
                 base = 1 / st.baseline_step if st.baseline_step else None
                 out.writerows((x, y, base) for x, y in zip(*self._throughput(), strict=True))
+
+
+def _step_up(value: float, step: float) -> float:
+    """The smallest multiple of step >= value (at least one step): ranges that rarely move."""
+    return max(step, math.ceil(value / step) * step)
 
 
 def _write_svg(widget: QWidget, path: Path) -> None:

@@ -1,0 +1,64 @@
+"""Build the one-folder app and run its `selftest` as a user would: no venv, empty home and cache.
+
+Slow (a PyInstaller build takes minutes): deselect with `-m "not slow"` while iterating.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_TIMEOUT_S = 1200
+SELFTEST_TIMEOUT_S = 600
+
+pytestmark = pytest.mark.slow
+
+
+def listing(folder: Path) -> dict[str, float]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime for p in folder.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def frozen_app(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("frozen")
+    subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "build.py"), "--dist", str(out / "dist"), "--work", str(out / "work")],
+        cwd=ROOT, check=True, timeout=BUILD_TIMEOUT_S,
+    )
+    return out / "dist" / "SpecLens"
+
+
+def test_frozen_selftest_runs_offline_from_a_clean_environment(frozen_app, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        "PATH": "/usr/bin:/bin",  # no venv, no PYTHONPATH: only what the bundle carries
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "LANG": "C.UTF-8",
+    }
+    before = listing(frozen_app)
+    proc = subprocess.run(
+        [str(frozen_app / "SpecLens"), "selftest", "--device", "cpu"],
+        cwd=home, env=env, capture_output=True, text=True, timeout=SELFTEST_TIMEOUT_S,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "outputs identical: yes" in proc.stdout
+    assert "SmolLM2-135M-Instruct (embedded)" in proc.stdout
+    assert "main window opened and closed (offscreen)" in proc.stdout
+    assert listing(frozen_app) == before, "the frozen app wrote into its own folder"
+
+
+def test_frozen_version_matches_the_package(frozen_app):
+    from app import __version__
+
+    proc = subprocess.run([str(frozen_app / "SpecLens"), "--version"], capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == f"speclens {__version__}"
