@@ -43,13 +43,22 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return 2
-    from app.models import ModelError
-
     try:
         return int(args.run(args) or 0)
-    except (UsageError, ModelError, ValueError) as exc:
-        print(f"speclens {args.command}: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not _user_facing(exc):
+            raise
+        print(f"speclens {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _user_facing(exc: Exception) -> bool:
+    """Errors whose message is written for the user. ModelError is looked up, not imported: a model
+    error implies app.models is loaded, and importing it here would load torch for every command."""
+    if isinstance(exc, UsageError | ValueError):
+        return True
+    errors = sys.modules.get("app.models.errors")
+    return errors is not None and isinstance(exc, errors.ModelError)

@@ -8,8 +8,6 @@ import os
 import sys
 from pathlib import Path
 
-from app.engine import DecodeParams
-
 from . import UsageError
 from .common import add_model_args, load_kwargs
 
@@ -45,6 +43,8 @@ def parse_temperatures(text: str) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.engine import DecodeParams
+
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
     if args.threads < 1:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from app.engine import DecodeParams
+if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--version` stay instant
+    from app.engine import DecodeParams
 
 
 def add_model_args(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +63,8 @@ def add_sampling_args(parser: argparse.ArgumentParser) -> None:
 
 def params_from(args: argparse.Namespace) -> DecodeParams:
     """Validates and raises ValueError with a one-line message on bad values."""
+    from app.engine import DecodeParams
+
     return DecodeParams(
         gamma=args.gamma,
         temperature=args.temperature,

@@ -6,17 +6,16 @@ import argparse
 import json
 import sys
 
-from app.engine import FinishedEvent, Result, Status, TokenEvent, decode
-
 from . import UsageError
 from .common import add_model_args, add_sampling_args, load_kwargs, params_from
 
+# Keyed by Status values (a StrEnum), so torch is not imported before a command runs.
 ANSI = {
-    Status.ACCEPTED: "\033[38;5;33m",  # blue
-    Status.CORRECTED: "\033[38;5;208m\033[4m",  # orange, underlined
-    Status.BONUS: "\033[38;5;35m\033[1m",  # green, bold
-    Status.TARGET: "",
-    Status.REJECTED: "\033[2m\033[9m",  # dim, struck through
+    "accepted": "\033[38;5;33m",  # blue
+    "corrected": "\033[38;5;208m\033[4m",  # orange, underlined
+    "bonus": "\033[38;5;35m\033[1m",  # green, bold
+    "target": "",
+    "rejected": "\033[2m\033[9m",  # dim, struck through
 }
 RESET = "\033[0m"
 
@@ -55,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     ]
     input_ids = target.encode_chat(messages)
     colour = sys.stdout.isatty() and not args.json
+    from app.engine import Result, Status, TokenEvent, decode
+
     result = Result()
     for event in decode(
         target.model, input_ids, drafter, params, stop_token_ids=target.stop_token_ids,
@@ -78,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def to_json(result: Result, gamma: int) -> dict:
+def to_json(result, gamma: int) -> dict:
     s = result.summary(gamma)
-    fin: FinishedEvent = result.finished
+    fin = result.finished
     return {
         "tokens": [
             {"id": t.token_id, "text": t.text, "status": t.status.value, "round": t.round, "p": t.p, "q": t.q,
@@ -100,15 +101,15 @@ def to_json(result: Result, gamma: int) -> dict:
     }
 
 
-def format_summary(result: Result, gamma: int, speculative: bool) -> str:
+def format_summary(result, gamma: int, speculative: bool) -> str:
     fin = result.finished
     s = result.summary(gamma)
     rate = fin.new_tokens / fin.elapsed if fin.elapsed else 0.0
     lines = [f"{fin.new_tokens} tokens in {fin.elapsed:.2f} s ({rate:.1f} tok/s), {fin.rounds} rounds, stop: {fin.reason}"]
     if speculative and s.alpha is not None:
-        counts = {st: sum(1 for t in result.tokens if t.status is st) for st in Status if st is not Status.REJECTED}
+        counts = {name: sum(1 for t in result.tokens if t.status == name) for name in ANSI}
         lines.append(
-            f"accepted {counts[Status.ACCEPTED]}, corrected {counts[Status.CORRECTED]}, bonus {counts[Status.BONUS]}, target-only {counts[Status.TARGET]}; alpha {s.alpha:.3f}; {s.tokens_per_round:.2f} tokens/round"
+            f"accepted {counts['accepted']}, corrected {counts['corrected']}, bonus {counts['bonus']}, target-only {counts['target']}; alpha {s.alpha:.3f}; {s.tokens_per_round:.2f} tokens/round"
         )
         lines.append("accepted-length histogram (0..gamma): " + " ".join(str(c) for c in s.histogram))
     return "\n".join(lines)

@@ -6,8 +6,9 @@ import os
 import sys
 from dataclasses import dataclass
 
-from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import QApplication, QSplashScreen
 
 from app import __version__
 from app.paths import APP_NAME, resource_path
@@ -34,12 +35,32 @@ def application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
+def splash_pixmap() -> QPixmap:
+    """The icon on a dark card, with room below it for the start-up message."""
+    card = QPixmap(320, 260)
+    card.fill(QColor("#1d2025"))
+    icon = QPixmap(str(resource_path("icons", "speclens.png")))
+    if not icon.isNull():
+        painter = QPainter(card)
+        painter.drawPixmap(90, 36, icon.scaled(140, 140, Qt.AspectRatioMode.KeepAspectRatio,
+                                                Qt.TransformationMode.SmoothTransformation))
+        painter.end()
+    return card
+
+
 def run(options: GuiOptions) -> int:
     if options.data_dir:
         os.environ["SPECLENS_DATA_DIR"] = options.data_dir
     app = application(sys.argv[:1])
+    # Importing torch and transformers takes seconds: show something at once.
+    splash = QSplashScreen(splash_pixmap())
+    splash.showMessage(f"{APP_NAME} {__version__} · starting…",
+                       Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter, QColor("#e8eaed"))
+    splash.show()
+    app.processEvents()
     from .main_window import MainWindow  # after the QApplication exists (pyqtgraph reads it)
 
     window = MainWindow(target_spec=options.target, draft_spec=options.draft)
     window.show()
+    splash.finish(window)
     return app.exec()

@@ -59,11 +59,12 @@ def compatible_drafts(target: CatalogEntry, catalog: list[CatalogEntry]) -> list
 
 
 def _hub_cache_entries() -> list[CatalogEntry]:
-    from huggingface_hub import scan_cache_dir
+    from huggingface_hub import constants, scan_cache_dir
     from huggingface_hub.errors import CacheNotFound
 
     try:
-        info = scan_cache_dir()
+        # Read the cache location now: scan_cache_dir's own default is bound when it is first imported.
+        info = scan_cache_dir(constants.HF_HUB_CACHE)
     except (CacheNotFound, OSError):
         return []
     entries = []
