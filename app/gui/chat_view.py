@@ -213,13 +213,18 @@ class ChatView(QTextBrowser):
 
     def statuses_shown(self, index: int) -> list[tuple[str, str]]:
         """(text, status read back from its format) per shown token of message `index`: what the
-        document holds, so tests check the display rather than the stored records."""
+        document holds, so tests check the display rather than the stored records. Tokens that are
+        only line breaks are left out: they have no glyph to colour."""
         shown = []
         cursor = QTextCursor(self.document())
         for start, end in self._spans.get(index, []):
             cursor.setPosition(start)
             cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
             text = cursor.selectedText().replace("\u2029", "\n")  # Qt's paragraph separator
-            cursor.setPosition(start + 1)
+            glyph = next((i for i, ch in enumerate(text) if ch != "\n"), None)
+            if glyph is None:
+                continue  # a bare line break shows no glyph, and Qt reports the next block's format for it
+            cursor.setPosition(start + glyph)
+            cursor.setPosition(start + glyph + 1, QTextCursor.MoveMode.KeepAnchor)
             shown.append((text, status_of(cursor.charFormat(), self._formats)))
         return shown

@@ -22,13 +22,13 @@ def test_streamed_statuses_match_the_engine(qtbot, window):
     window.controls.max_new.setValue(60)
     send(qtbot, window, "hello there")
     rec = window.recorder
-    emitted = [t for t in rec.tokens if t.emitted and t.text]
+    emitted = [t for t in rec.tokens if t.emitted and t.text.strip("\n")]
     shown = window.chat.statuses_shown(1)
     assert [(t.text, t.status.value) for t in emitted] == shown
     assert {"accepted", "corrected"} <= {s for _, s in shown}
     # The rejected drafts appear struck through, in place, only when asked for.
     window.controls.show_rejected.setChecked(True)
-    with_rejected = [(t.text, t.status.value) for t in rec.tokens if t.text]
+    with_rejected = [(t.text, t.status.value) for t in rec.tokens if t.text.strip("\n")]
     assert window.chat.statuses_shown(1) == with_rejected
     assert any(s == "rejected" for _, s in with_rejected)
 

@@ -41,7 +41,7 @@ def test_default_pair_streams_statuses_that_match_the_engine(qtbot, data_dir):
     window.send()
     qtbot.waitUntil(lambda: not window.generating, timeout=180_000)
     beat.timer.stop()
-    emitted = [t for t in recorder.tokens if t.emitted and t.text]
+    emitted = [t for t in recorder.tokens if t.emitted and t.text.strip("\n")]
     assert emitted and [(t.text, t.status.value) for t in emitted] == window.chat.statuses_shown(1)
     assert window.chat.messages[1].text == window.target.tokenizer.decode(
         recorder.finished[-1].token_ids, skip_special_tokens=True
