@@ -163,7 +163,7 @@ def decode(
         raise ContextLengthError(
             f"the prompt has {prompt_len} tokens but the model's context holds {limit}; shorten it"
         )
-    vocab_size = vocab_size or target.get_output_embeddings().weight.shape[0]
+    vocab_size = vocab_size or target.config.get_text_config().vocab_size  # logits width
     stops = set(stop_token_ids)
     seed = first.seed if first.seed is not None else int.from_bytes(os.urandom(4), "little")
     generator = torch.Generator(device=device).manual_seed(seed)
