@@ -2,7 +2,7 @@
 
 c = (one draft forward of 1 token) / (one target forward of 1 token), and
 verify_cost = (one target forward of gamma + 1 tokens) / (one target forward of 1 token),
-both after a prefilled cache of the prompt, medians over `reps` timings.
+both after a prefilled cache of the prompt, medians over interleaved timings.
 """
 
 from __future__ import annotations
@@ -39,29 +39,41 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def forward_seconds(model, ids: torch.Tensor, n_new: int, reps: int) -> float:
-    """Median time of feeding n_new tokens after a cache holding ids[:-1]."""
-    device = next(model.parameters()).device
-    ids = ids.to(device)
-    cache = new_cache(model)
-    forward(model, cache, ids[:-1], keep=1)
-    held = cache.get_seq_length()
-    fresh = torch.cat([ids[-1:], ids[-1:].repeat(n_new - 1)])
-    times = []
-    for _ in range(reps + 1):  # the first call warms up kernels and allocator
-        _sync(device)
+class _Timer:
+    """Feeds n_new tokens after a cache holding ids[:-1], rolling back after each timing."""
+
+    def __init__(self, model, ids: torch.Tensor, n_new: int) -> None:
+        self.model, self.n_new = model, n_new
+        self.device = next(model.parameters()).device
+        ids = ids.to(self.device)
+        self.cache = new_cache(model)
+        forward(model, self.cache, ids[:-1], keep=1)
+        self.held = self.cache.get_seq_length()
+        self.fresh = torch.cat([ids[-1:], ids[-1:].repeat(n_new - 1)])
+        self.times: list[float] = []
+        self.once()  # warms up kernels and the allocator; not recorded
+        self.times.clear()
+
+    def once(self) -> None:
+        _sync(self.device)
         t0 = time.perf_counter()
-        forward(model, cache, fresh, keep=n_new)
-        _sync(device)
-        times.append(time.perf_counter() - t0)
-        rollback(cache, held)
-    return statistics.median(times[1:])
+        forward(self.model, self.cache, self.fresh, keep=self.n_new)
+        _sync(self.device)
+        self.times.append(time.perf_counter() - t0)
+        rollback(self.cache, self.held)
 
 
-def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 7) -> StepCosts:
-    """target/draft are models (draft may be None); ids is the tokenised prompt [L]."""
-    return StepCosts(
-        target_step=forward_seconds(target, ids, 1, reps),
-        verify_step=forward_seconds(target, ids, gamma + 1, reps),
-        draft_step=forward_seconds(draft, ids, 1, reps) if draft is not None else None,
-    )
+def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9) -> StepCosts:
+    """target/draft are models (draft may be None); ids is the tokenised prompt [L].
+
+    The three timings take turns within each repetition, so a burst of machine noise lands on
+    all of them rather than skewing one ratio; each is the median over `reps`.
+    """
+    timers = [_Timer(target, ids, 1), _Timer(target, ids, gamma + 1)]
+    if draft is not None:
+        timers.append(_Timer(draft, ids, 1))
+    for _ in range(reps):
+        for timer in timers:
+            timer.once()
+    medians = [statistics.median(t.times) for t in timers]
+    return StepCosts(medians[0], medians[1], medians[2] if draft is not None else None)
