@@ -54,7 +54,7 @@ class ChatView(QTextBrowser):
     # --- appearance ---------------------------------------------------------------------------
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
-        self._formats = status_formats(colors.text)
+        self._formats = status_formats(colors.text, colors.dark)
         self.render_all()
 
     def set_show_rejected(self, show: bool) -> None:

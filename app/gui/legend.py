@@ -25,7 +25,7 @@ class Legend(QTextBrowser):
     def set_colors(self, colors: Colors) -> None:
         self.document().clear()
         cursor = QTextCursor(self.document())
-        formats = status_formats(colors.text)
+        formats = status_formats(colors.text, colors.dark)
         gap = QTextCharFormat()
         for i, status in enumerate(STATUSES):
             if i:

@@ -15,9 +15,14 @@ UNDERLINES = {
 }
 
 
-def status_format(status: str, text_color: str) -> QTextCharFormat:
+# On a dark background the accepted blue (#0072B2) is too dim for a projector; Okabe–Ito's sky
+# blue keeps the palette colour-blind safe.
+DARK_COLORS = {"accepted": "#56B4E9"}
+
+
+def status_format(status: str, text_color: str, dark: bool = False) -> QTextCharFormat:
     style = STYLES[status]
-    color = QColor(style.color or text_color)
+    color = QColor((DARK_COLORS.get(status) if dark else None) or style.color or text_color)
     fmt = QTextCharFormat()
     fmt.setForeground(color)
     fmt.setUnderlineStyle(UNDERLINES[style.underline])
@@ -28,8 +33,8 @@ def status_format(status: str, text_color: str) -> QTextCharFormat:
     return fmt
 
 
-def status_formats(text_color: str) -> dict[str, QTextCharFormat]:
-    return {status: status_format(status, text_color) for status in STATUSES}
+def status_formats(text_color: str, dark: bool = False) -> dict[str, QTextCharFormat]:
+    return {status: status_format(status, text_color, dark) for status in STATUSES}
 
 
 def status_of(fmt: QTextCharFormat, formats: dict[str, QTextCharFormat]) -> str | None:
