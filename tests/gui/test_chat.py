@@ -67,13 +67,18 @@ def slow_params(window, delay=0.03):
     return params
 
 
-def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, monkeypatch):
-    monkeypatch.setattr(type(window.target), "stop_token_ids", property(lambda self: ()))  # no EOS: runs long
-    window.controls.max_new.setValue(200)
+def start_long_answer(window, monkeypatch, text: str, max_new: int):
+    """Send text with EOS disabled and slowed rounds, so the answer is still running when the test acts."""
+    monkeypatch.setattr(type(window.target), "stop_token_ids", property(lambda self: ()))
+    window.controls.max_new.setValue(max_new)
     monkeypatch.setattr(window.controls, "params", slow_params(window))
-    window.input.setPlainText("go on and on")
+    window.input.setPlainText(text)
     window.send()
-    rec = window.recorder
+    return window.recorder
+
+
+def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, monkeypatch):
+    rec = start_long_answer(window, monkeypatch, "go on and on", max_new=200)
     qtbot.waitUntil(lambda: len(rec.rounds) >= 3, timeout=30_000)
     window.stop_button.click()
     done_at_stop = len(rec.rounds)
@@ -86,13 +91,8 @@ def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, mo
 
 
 def test_changing_gamma_changes_the_next_round(qtbot, window, monkeypatch):
-    monkeypatch.setattr(type(window.target), "stop_token_ids", property(lambda self: ()))
     window.controls.gamma.setValue(2)
-    window.controls.max_new.setValue(80)
-    monkeypatch.setattr(window.controls, "params", slow_params(window))
-    window.input.setPlainText("gamma")
-    window.send()
-    rec = window.recorder
+    rec = start_long_answer(window, monkeypatch, "gamma", max_new=80)
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
     window.controls.gamma.setValue(5)
     changed_after = len(rec.rounds)

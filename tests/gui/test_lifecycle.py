@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from gui_helpers import send
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,17 +79,10 @@ QUIT = """
 """
 
 
-def test_closing_during_generation_exits_cleanly(data_dir, tiny_pair_dirs):
+@pytest.mark.parametrize("phase", ["generating", "loading"])
+def test_closing_mid_work_exits_cleanly(data_dir, tiny_pair_dirs, phase):
     target, draft = tiny_pair_dirs
-    result = run_script(QUIT, data_dir, str(target), str(draft), "generating")
+    result = run_script(QUIT, data_dir, str(target), str(draft), phase)
     assert result.returncode == 0, result.stderr
-    assert "closing while generating" in result.stdout
-    assert "QThread" not in result.stderr and "Traceback" not in result.stderr
-
-
-def test_closing_during_loading_exits_cleanly(data_dir, tiny_pair_dirs):
-    target, draft = tiny_pair_dirs
-    result = run_script(QUIT, data_dir, str(target), str(draft), "loading")
-    assert result.returncode == 0, result.stderr
-    assert "closing while loading" in result.stdout
+    assert f"closing while {phase}" in result.stdout
     assert "QThread" not in result.stderr and "Traceback" not in result.stderr
