@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import torch
 from transformers import DynamicCache, PreTrainedModel
 
@@ -13,8 +16,17 @@ def new_cache(model: PreTrainedModel) -> DynamicCache:
 @torch.inference_mode()
 def forward(model: PreTrainedModel, cache: DynamicCache, ids: torch.Tensor, keep: int) -> torch.Tensor:
     """Feed ids [n] after what the cache holds; returns logits [keep, V_model] for the last keep positions."""
-    out = model(input_ids=ids.view(1, -1), past_key_values=cache, use_cache=True, logits_to_keep=keep)
+    kwargs = {cache_argument(type(model)): cache}
+    out = model(input_ids=ids.view(1, -1), use_cache=True, logits_to_keep=keep, **kwargs)
     return out.logits[0]
+
+
+@functools.cache
+def cache_argument(model_class: type) -> str:
+    """`cache` where forward() takes it (transformers 5.24+; `past_key_values` is then deprecated, removed
+    in 5.40), else `past_key_values` (5.23, remote-code and not yet renamed families). Passing the wrong
+    name would land in **kwargs and be ignored silently, so the signature decides."""
+    return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
 
 
 def rollback(cache: DynamicCache, length: int) -> None:

@@ -71,3 +71,24 @@ def test_skipped_rollback_is_caught(vocab34_pair, monkeypatch, module):
     faults = cache_faults(*vocab34_pair)
     print("\n".join(faults))
     assert faults
+
+
+def test_forward_passes_the_cache_under_the_supported_name(vocab34_pair):
+    """transformers 5.24 renamed forward's `past_key_values` to `cache` (the old name warns, and 5.40
+    removes it); a wrong name would be swallowed by **kwargs and the cache ignored."""
+    import warnings
+
+    from app.engine.kv import cache_argument
+
+    target, _ = vocab34_pair
+    cache = new_cache(target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        forward(target, cache, torch.tensor(PROMPT), keep=1)
+    assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning | DeprecationWarning)] == []
+    assert cache.get_seq_length() == len(PROMPT)  # the cache was used, not dropped into **kwargs
+
+    class Old:  # a 5.23-style or remote-code forward
+        def forward(self, input_ids=None, past_key_values=None, **kwargs): ...
+
+    assert cache_argument(Old) == "past_key_values"
