@@ -1,0 +1,166 @@
+"""The chat flow: send a message, stream the answer from the worker into the view and the
+statistics, end it (saved to history), regenerate, edit, copy."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtGui import QGuiApplication
+
+from app.engine import FinishedEvent, RoundEvent, TokenEvent
+from app.history import HistoryError, StoredToken
+
+from .chat_view import ChatMessage
+from .worker import GenerationRequest
+
+BASELINE_STEPS = 6  # target-only steps timed before a message, for the measured speedup
+BASELINE_EVERY = 4  # re-measure every this many messages (prompt length and machine load drift)
+
+
+class ChatFlowMixin:
+    def send(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.generating or self.loading or self.target is None:
+            return
+        if self.editing is not None:
+            self._truncate(self.editing)
+            self.editing = None
+            self.hide_banner()
+        try:
+            if self.conv_id is None:
+                title = " ".join(text.split())[:60]
+                self.conv_id = self.store.create_conversation(title, self.system_prompt.text().strip())
+            message_id = self.store.add_message(self.conv_id, "user", text)
+        except HistoryError as exc:
+            self.show_banner(f"Could not save the message: {exc}")
+            return
+        self.chat.add_message(ChatMessage("user", text, db_id=message_id))
+        self.input.clear()
+        self.conversations.refresh(self.conv_id)
+        self._start_answer()
+
+    def _start_answer(self) -> None:
+        system = self.system_prompt.text().strip()
+        turns = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": m.role, "content": m.text} for m in self.chat.messages
+        ]
+        try:
+            input_ids = self.target.encode_chat(turns)
+        except Exception as exc:  # a template that rejects the turns is the model's problem, not a crash
+            self.show_banner(f"The chat template failed: {exc}")
+            return
+        stats = {"target": self.target.name, "draft": self._draft_name()}
+        self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats))
+        self.stats.new_message()
+        self.cancel = threading.Event()
+        measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
+        self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
+        request = GenerationRequest(self.target, input_ids, self.drafter, self.controls.params, self.cancel,
+                                    baseline_steps=BASELINE_STEPS if measure else 0)
+        self.generating = True
+        self._sync_buttons()
+        self.progress_label.setText("Timing target-only steps …" if measure else "Generating …")
+        self.flush_timer.start()
+        self._generate.emit(request)
+
+    def stop(self) -> None:
+        if self.generating:
+            self.cancel.set()
+        elif self.editing is not None:
+            self.editing = None
+            self.input.clear()
+            self.hide_banner()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        batch = self.pending[:]
+        self.pending.clear()
+        tokens = [StoredToken.from_event(e) for e in batch if isinstance(e, TokenEvent)]
+        rounds = [e for e in batch if isinstance(e, RoundEvent)]
+        if tokens:
+            self.chat.append_tokens(self.answer_index, tokens)
+        if rounds:
+            self.stats.add(rounds)
+            self._update_status()
+            self.progress_label.setText(f"Generating · round {rounds[-1].round + 1}")
+
+    def _on_events(self, batch: list) -> None:
+        self.pending.extend(batch)  # rendered by the flush timer, in the GUI thread
+
+    def _on_baseline(self, seconds: float) -> None:
+        self.stats.set_baseline(seconds)
+
+    def _on_finished(self, fin: FinishedEvent) -> None:
+        self._flush()
+        self._end_answer(partial=fin.reason == "cancelled", fin=fin)
+        reasons = {"eos": "end of answer", "length": "max new tokens reached", "cancelled": "stopped",
+                   "context": "context full"}
+        self.progress_label.setText(f"Done · {reasons.get(fin.reason, fin.reason)}")
+
+    def _on_failed(self, message: str) -> None:
+        self._flush()
+        self._end_answer(partial=True, fin=None)
+        self.show_banner(f"Generation failed: {message}")
+
+    def _end_answer(self, partial: bool, fin: FinishedEvent | None) -> None:
+        self.flush_timer.stop()
+        message = self.chat.messages[self.answer_index]
+        message.partial = partial
+        message.content = message.text
+        new_tokens = sum(1 for t in message.tokens if t.status != "rejected")
+        message.stats.update(self.stats.message_record(fin, new_tokens, self.controls.params()))
+        if self.conv_id is not None:
+            try:
+                message.db_id = self.store.add_message(
+                    self.conv_id, "assistant", message.content, message.tokens, message.stats, partial
+                )
+            except HistoryError as exc:  # e.g. the conversation was deleted meanwhile, or the disk is full
+                self.show_banner(f"The answer was not saved: {exc}")
+        self.chat.render_all()  # adds the footer: stats and actions
+        self.generating = False
+        self.conversations.refresh(self.conv_id)
+        self._update_status()
+        self._sync_buttons()
+
+    def _truncate(self, index: int) -> None:
+        """Drop message `index` and everything after it, on screen and in the store."""
+        message = self.chat.messages[index]
+        if self.conv_id is not None and message.db_id is not None:
+            self.store.delete_from(self.conv_id, message.db_id)
+        self.chat.set_messages(self.chat.messages[:index])
+
+    def regenerate(self) -> None:
+        last = len(self.chat.messages) - 1
+        if self.generating or self.loading or self.target is None or last < 0:
+            return
+        if self.chat.messages[last].role == "assistant":
+            self._truncate(last)
+        if self.chat.messages and self.chat.messages[-1].role == "user":
+            self._start_answer()
+
+    def copy_last_answer(self) -> None:
+        answers = [i for i, m in enumerate(self.chat.messages) if m.role == "assistant"]
+        if answers:
+            self._message_action("copy", answers[-1])
+
+    def _message_action(self, name: str, index: int) -> None:
+        if name == "copy":
+            QGuiApplication.clipboard().setText(self.chat.messages[index].text)
+            self.statusBar().showMessage("Answer copied", 2000)
+        elif name == "regenerate" and index == len(self.chat.messages) - 1:
+            self.regenerate()
+        elif name == "edit" and not self.generating:
+            self.editing = index
+            self.input.setPlainText(self.chat.messages[index].content)
+            self.input.setFocus()
+            self.show_banner("Editing an earlier message: Send replaces it and everything after it (Esc cancels).",
+                             info=True)
+
+    def _show_token(self, message: int, index: int) -> None:
+        if message < len(self.chat.messages) and index < len(self.chat.messages[message].tokens):
+            self.details.show_token(self.chat.messages[message].tokens[index])
+
+    def _system_prompt_edited(self) -> None:
+        if self.conv_id is not None:
+            self.store.set_system_prompt(self.conv_id, self.system_prompt.text().strip())

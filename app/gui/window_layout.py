@@ -1,0 +1,103 @@
+"""The window's widgets: the chat column in the centre, docks for conversations, controls and
+plots, and the status bar. Built once; the flows in chat_flow, history_flow and model_flow use them."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .chat_view import ChatView
+from .controls import ControlsPanel
+from .conversations import ConversationsPanel
+from .legend import Legend
+from .plots import PlotsPanel
+from .token_details import TokenDetails
+
+
+class LayoutMixin:
+    def _build_ui(self) -> None:
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(10, 8, 10, 8)
+        layout.setSpacing(6)
+        self.banner = QLabel(wordWrap=True, objectName="banner", visible=False)
+        self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.system_prompt = QLineEdit(objectName="system", clearButtonEnabled=True)
+        self.system_prompt.setPlaceholderText("System prompt (optional) — sent before every turn of this chat")
+        self.system_prompt.editingFinished.connect(self._system_prompt_edited)
+        self.chat = ChatView(self.colors)
+        self.chat.token_hovered.connect(self._show_token)
+        self.chat.token_clicked.connect(self._show_token)
+        self.chat.action.connect(self._message_action)
+        self.legend = Legend(self.colors)
+        self.input = QPlainTextEdit(objectName="input")
+        self.input.setPlaceholderText("Ask something…   (Ctrl+Enter sends, Esc stops)")
+        self.input.setFixedHeight(84)
+        self.send_button = QPushButton("Send", objectName="primary", toolTip="Ctrl+Enter")
+        self.stop_button = QPushButton("Stop", objectName="stop", toolTip="Esc", enabled=False)
+        self.send_button.clicked.connect(self.send)
+        self.stop_button.clicked.connect(self.stop)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addLayout(buttons)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.system_prompt)
+        layout.addWidget(self.chat, 1)
+        layout.addWidget(self.legend)
+        layout.addLayout(row)
+        self.setCentralWidget(central)
+
+        self.conversations = ConversationsPanel(self.store)
+        self.conversations.opened.connect(self.open_conversation)
+        self.conversations.deleted.connect(self._conversation_deleted)
+        self.conversations.new_requested.connect(self.new_chat)
+        self.controls = ControlsPanel()
+        self.controls.target_chosen.connect(lambda spec: self.load_models(spec, self.draft_spec))
+        self.controls.draft_chosen.connect(lambda spec: self.load_models(self.target_spec, spec))
+        self.controls.show_rejected_changed.connect(self.chat.set_show_rejected)
+        self.details = TokenDetails()
+        side = QSplitter(Qt.Orientation.Vertical)
+        side.addWidget(self.controls)
+        side.addWidget(self.details)
+        side.setStretchFactor(0, 0)
+        side.setStretchFactor(1, 1)
+        self.plots = PlotsPanel(self.stats, self.colors)
+        self.docks = {}
+        for key, title, widget, area in (
+            ("conversations", "Conversations", self.conversations, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("controls", "Controls", side, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("plots", "Statistics", self.plots, Qt.DockWidgetArea.BottomDockWidgetArea),
+        ):
+            dock = QDockWidget(title, self, objectName=key)
+            dock.setWidget(widget)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                             | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+            self.addDockWidget(area, dock)
+            self.docks[key] = dock
+        self.resizeDocks([self.docks["conversations"], self.docks["controls"]], [220, 300], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["plots"]], [340], Qt.Orientation.Vertical)
+
+        bar = self.statusBar()
+        self.progress_label = QLabel()
+        self.progress = QProgressBar(maximum=0, fixedWidth=140, visible=False)
+        bar.addWidget(self.progress)
+        bar.addWidget(self.progress_label)
+        self.status_labels = {key: QLabel() for key in ("device", "models", "speed", "alpha")}
+        for label in self.status_labels.values():
+            bar.addPermanentWidget(label)
