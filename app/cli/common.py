@@ -6,13 +6,16 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+AUTO_GAMMA_START = 4  # placeholder until the measured choice replaces it
+
 if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--version` stay instant
     from app.engine import DecodeParams
 
 
 def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="default", help="'default' (embedded SmolLM2), a directory, a .gguf file or a hub id")
-    parser.add_argument("--draft", default="self", help="'self' (reduced-precision copy of the target), 'prompt-lookup', 'none', or a model like --target")
+    parser.add_argument("--draft", default="auto", help="'auto' (the drafter measured fastest on this machine, or none), "
+                        "'self' (reduced-precision copy of the target), 'prompt-lookup', 'none', or a model like --target")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
     parser.add_argument("--draft-device", default=None, help="device for a draft model (default: the target's)")
     parser.add_argument("--trust-remote-code", action="store_true", help="allow the model's own Python code to run")
@@ -52,8 +55,20 @@ class ProgressBar:
         self.stream.flush()
 
 
+def gamma_arg(text: str) -> int | str:
+    """--gamma: 'auto' or an integer (its range is checked by DecodeParams)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer, got {text!r}") from None
+
+
 def add_sampling_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--gamma", type=int, default=4, help="draft length per round (1..16)")
+    parser.add_argument("--gamma", type=gamma_arg, default="auto",
+                        help="draft length per round: 1..16, or 'auto' (re-chosen every round from the live "
+                             "acceptance and costs; the default)")
     parser.add_argument("--temperature", type=float, default=0.7, help="0 = greedy")
     parser.add_argument("--top-k", type=int, default=0, help="0 disables")
     parser.add_argument("--top-p", type=float, default=1.0, help="1 disables")
@@ -66,7 +81,7 @@ def params_from(args: argparse.Namespace) -> DecodeParams:
     from app.engine import DecodeParams
 
     return DecodeParams(
-        gamma=args.gamma,
+        gamma=AUTO_GAMMA_START if args.gamma == "auto" else args.gamma,
         temperature=args.temperature,
         top_k=args.top_k,
         top_p=args.top_p,

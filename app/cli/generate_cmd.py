@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 
 from . import UsageError
 from .common import add_model_args, add_sampling_args, load_kwargs, params_from
@@ -35,13 +36,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.prompt.strip():
         raise UsageError("the prompt is empty")
     params = params_from(args)
-    from app.models import load_model, make_drafter
+    from app.models import load_model
 
     log = sys.stderr
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter = make_drafter(args.draft, target, **draft_kwargs)
+    drafter, auto = choose_drafter(args, target, draft_kwargs, log)
     for warning in target.extra.get("warnings", ()):
         print(f"warning: {warning}", file=log)
     print(
@@ -49,12 +50,15 @@ def run(args: argparse.Namespace) -> int:
         f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
         file=log,
     )
+    if auto is not None:  # γ re-chosen before every round from the live α, c and verify cost
+        fixed = params
+        params = lambda: replace(fixed, gamma=auto.gamma())  # noqa: E731
     messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": args.prompt}
     ]
     input_ids = target.encode_chat(messages)
     colour = sys.stdout.isatty() and not args.json
-    from app.engine import Result, Status, TokenEvent, decode
+    from app.engine import Result, RoundEvent, Status, TokenEvent, decode
 
     result = Result()
     for event in decode(
@@ -62,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         vocab_size=target.vocab_size, tokenizer=target.tokenizer,
     ):
         result.add(event)
+        if auto is not None and isinstance(event, RoundEvent):
+            auto.observe(event)
         if args.json or not isinstance(event, TokenEvent):
             continue
         if event.status is Status.REJECTED and not args.show_rejected:
@@ -71,12 +77,29 @@ def run(args: argparse.Namespace) -> int:
         elif event.emitted:
             sys.stdout.write(event.text)
         sys.stdout.flush()
+    gamma = max((r.gamma for r in result.rounds), default=1) or 1
     if args.json:
-        print(json.dumps(to_json(result, params.gamma), indent=1))
+        print(json.dumps(to_json(result, gamma), indent=1))
     else:
         print()
-        print(format_summary(result, params.gamma, drafter is not None), file=log)
+        print(format_summary(result, gamma, drafter is not None), file=log)
     return 0
+
+
+def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log):
+    """(drafter, live γ controller or None). Measures (or reads the cached measurement) when the draft
+    or γ is 'auto', and says what it chose and why; a hand-set draft and γ load as given."""
+    from app.models import NO_DRAFT, make_drafter
+    from app.models.calibration import AUTO, select
+
+    gamma_auto = args.gamma == "auto"
+    if args.draft != AUTO and (not gamma_auto or args.draft == NO_DRAFT):
+        return make_drafter(args.draft, target, **draft_kwargs), None
+    selection = select(target, args.draft, **draft_kwargs)
+    cal = selection.calibration
+    how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
+    print(f"choice ({how}): {selection.choice.reason}", file=log)
+    return selection.drafter, selection.auto_gamma() if gamma_auto else None
 
 
 def to_json(result, gamma: int) -> dict:

@@ -1,0 +1,199 @@
+"""Choosing the drafter and γ by measured cost (Leviathan et al. section 3.4 with a measured verify cost).
+
+A round with γ drafts emits E[N] = (1 − α^(γ+1)) / (1 − α) tokens on average (or 1 + α₁ + α₁α₂ + …
+when the acceptance per draft position is known) and costs γ·c + v(γ+1) target steps, where c is one
+drafted token's cost and v(n) the cost of one target pass over n tokens, both measured on this
+machine. Target-only decoding costs v(1) = 1 per token, so the predicted speedup of a drafter at γ is
+E[N] / (γ·c + v(γ+1)). Pure arithmetic: no torch. γ only changes speed, never the output's
+distribution, so nothing here can affect exactness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .events import RoundEvent
+
+GAMMA_MAX = 8  # auto γ searches 1..GAMMA_MAX (verify cost is measured up to GAMMA_MAX + 1 tokens)
+MARGIN = 1.03  # a drafter must be predicted this much faster than target-only, or it is not worth the risk
+LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyCosts:
+    """Seconds of one target pass over n new tokens after a cached context, n = 1..len(seconds), with the
+    head applied at every position; `head` is one head row's seconds. With lazy-head verification the
+    head is applied only up to the first rejection, so a round saves (γ + 1 − E[N]) head rows."""
+
+    seconds: tuple[float, ...]
+    head: float = 0.0
+    lazy: bool = False
+
+    @property
+    def step(self) -> float:
+        """One target step: the cost of target-only decoding per token."""
+        return self.seconds[0]
+
+    def v(self, n: int) -> float:
+        """v(n) in target steps; past the table, extrapolated linearly from its last two points."""
+        if n <= len(self.seconds):
+            return self.seconds[n - 1] / self.step
+        last = self.seconds[-1] / self.step
+        slope = (self.seconds[-1] - self.seconds[-2]) / self.step if len(self.seconds) > 1 else 1.0
+        return last + max(slope, 0.0) * (n - len(self.seconds))
+
+
+@dataclass(frozen=True, slots=True)
+class DrafterProfile:
+    """What the policy knows about one drafter on this machine and pair."""
+
+    name: str  # the draft spec ("self", "prompt-lookup", a folder, ...)
+    label: str  # for people: "bf16 self-draft", "trained draft", ...
+    c: float  # one drafted token's time in target steps
+    alpha: float  # mean acceptance Σ min(p, q) per drafted position
+    per_position: tuple[float, ...] = ()  # acceptance at draft positions 1, 2, ... when known
+    coverage: float = 1.0  # share of rounds in which it proposes anything (prompt lookup finds no match)
+
+    def alpha_at(self, i: int) -> float:
+        """Acceptance at draft position i (1-based); the pooled α where positions are unknown."""
+        if i <= len(self.per_position):
+            return self.per_position[i - 1]
+        return self.per_position[-1] if self.per_position else self.alpha
+
+
+def expected_tokens(profile: DrafterProfile, gamma: int) -> float:
+    """E[tokens per round] = 1 + α₁ + α₁α₂ + … + α₁…α_γ; with one α this is (1 − α^(γ+1)) / (1 − α)."""
+    total, run = 1.0, 1.0
+    for i in range(1, gamma + 1):
+        run *= profile.alpha_at(i)
+        total += run
+    return total
+
+
+def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts) -> float:
+    """Predicted tokens/s over target-only. A round without a proposal is a plain target step."""
+    cover = profile.coverage
+    emitted = expected_tokens(profile, gamma)
+    verify_cost = verify.v(gamma + 1)
+    if verify.lazy:  # rows evaluated = accepted + 1 = tokens emitted
+        verify_cost -= (gamma + 1 - emitted) * verify.head / verify.step
+    tokens = cover * emitted + (1 - cover)
+    cost = cover * (gamma * profile.c + verify_cost) + (1 - cover) * verify.v(1)
+    return tokens / cost
+
+
+def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = GAMMA_MAX) -> tuple[int, float]:
+    """(γ, predicted speedup) maximising the speedup over 1..gamma_max; the smaller γ on ties."""
+    best = (1, speedup(profile, 1, verify))
+    for gamma in range(2, gamma_max + 1):
+        s = speedup(profile, gamma, verify)
+        if s > best[1] + 1e-9:
+            best = (gamma, s)
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    name: str
+    label: str
+    gamma: int
+    predicted: float
+    why: str  # what limits it, e.g. "draft costs 1.05 target steps on this CPU"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    drafter: str | None  # the chosen profile's name; None: target-only
+    gamma: int  # the best γ for it (the live controller moves it later)
+    predicted: float  # predicted speedup over target-only (1.0 for target-only)
+    reason: str  # one line for the status bar
+    options: tuple[Option, ...] = field(default=())  # every drafter's best, fastest first
+
+    @property
+    def target_only(self) -> bool:
+        return self.drafter is None
+
+
+def limit_of(profile: DrafterProfile, gamma: int, verify: VerifyCosts, device: str = "CPU") -> str:
+    """The main reason a drafter does not pay: its cost, its acceptance, or the verify pass."""
+    if profile.c >= 0.5:
+        return f"draft costs {profile.c:.2f} target steps on this {device}"
+    if profile.coverage < 0.5:
+        return f"it proposes in only {profile.coverage:.0%} of rounds here"
+    return (f"acceptance α {profile.alpha:.2f} is too low for a verify pass of {gamma + 1} tokens "
+            f"costing {verify.v(gamma + 1):.2f} target steps")
+
+
+def choose(
+    profiles: Sequence[DrafterProfile], verify: VerifyCosts, gamma_max: int = GAMMA_MAX,
+    margin: float = MARGIN, device: str = "CPU",
+) -> Choice:
+    """The drafter and γ with the best predicted speedup, or target-only when none beats it by `margin`."""
+    options = []
+    for p in profiles:
+        gamma, s = best_gamma(p, verify, gamma_max)
+        options.append(Option(p.name, p.label, gamma, s, limit_of(p, gamma, verify, device)))
+    options.sort(key=lambda o: -o.predicted)
+    if options and options[0].predicted >= margin:
+        best = options[0]
+        reason = f"{best.label}, γ {best.gamma}: predicted {best.predicted:.2f}× target-only"
+        return Choice(best.name, best.gamma, best.predicted, reason, tuple(options))
+    if not options:
+        return Choice(None, 1, 1.0, "target-only: no drafter available", ())
+    why = "; ".join(f"{o.label} {o.predicted:.2f}×: {o.why}" for o in options)
+    reason = f"target-only: no draft is predicted to be faster on this {device} ({why})"
+    return Choice(None, 1, 1.0, reason, tuple(options))
+
+
+class AutoGamma:
+    """γ re-chosen between rounds from the live α per position, c and verify cost of the running drafter.
+
+    The calibration gives v(n) in seconds; live rounds scale it (machine load moves every forward alike)
+    and update α and the draft's seconds per token. Feed every RoundEvent to observe(); gamma() is the
+    value for the next round. Only ever used through the params callable, so it changes speed, not output.
+    """
+
+    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = GAMMA_MAX,
+                 weight: float = LIVE_WEIGHT) -> None:
+        self.verify = verify
+        self.gamma_max = gamma_max
+        self.weight = weight
+        self.alphas = [profile.alpha_at(i) for i in range(1, gamma_max + 1)]
+        self.draft_s = profile.c * verify.step  # seconds per drafted token
+        self.scale = 1.0  # live verify time / calibrated verify time
+        self.coverage = profile.coverage
+        self.name, self.label = profile.name, profile.label
+        self.rounds = 0
+        self._gamma, self._predicted = best_gamma(self.profile, verify, gamma_max)
+
+    @property
+    def profile(self) -> DrafterProfile:
+        c = self.draft_s / (self.verify.step * self.scale)
+        alpha = sum(self.alphas) / len(self.alphas)
+        return DrafterProfile(self.name, self.label, c, alpha, tuple(self.alphas), self.coverage)
+
+    def observe(self, r: RoundEvent) -> None:
+        if r.round == 0:  # the first round carries the prompt's prefill in both timings
+            return
+        w = self.weight
+        self.coverage += w * ((1.0 if r.drafted else 0.0) - self.coverage)
+        if r.drafted:
+            # Positions after the first rejection were scored on a context the output never had.
+            for i, a in enumerate(r.overlap[: min(r.accepted + 1, r.drafted, self.gamma_max)]):
+                self.alphas[i] += w * (a - self.alphas[i])
+            self.draft_s += w * (r.draft_time / r.drafted - self.draft_s)
+        n = r.drafted + 1
+        calibrated = self.verify.v(n) * self.verify.step
+        if r.verify_time > 0 and calibrated > 0:
+            self.scale += w * (r.verify_time / calibrated - self.scale)
+        self.rounds += 1
+        self._gamma, self._predicted = best_gamma(self.profile, self.verify, self.gamma_max)
+
+    def gamma(self) -> int:
+        return self._gamma
+
+    @property
+    def predicted(self) -> float:
+        """Predicted speedup over target-only at the current γ, from the live estimates."""
+        return self._predicted

@@ -1,0 +1,316 @@
+"""Measure every available drafter for a loaded target on this machine, cache the result, and choose.
+
+What is timed: the target's verify pass over n = 1..γmax+1 tokens after a cached prompt (v(n)), one
+head row, and a short greedy probe of each drafter through the real decoding loop (c and α). c is
+taken against the verify passes of the same probe rounds, so a burst of load from other processes
+scales both sides alike. The result is cached per machine, pair, device and dtype in a small JSON
+file in the user cache folder; any change of those gives a new key. No Qt here.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from app.engine import DecodeParams, Drafter, generate
+from app.engine.kv import forward, new_cache, rollback
+from app.engine.policy import GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
+from app.paths import user_cache_dir
+
+from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter
+from .embedded import DEFAULT_SPEC
+from .loading import LoadedModel
+from .progress import LoadProgress, ProgressCallback, ignore_progress
+
+AUTO = "auto"
+CACHE_NAME = "drafter-costs.json"
+CACHE_FORMAT = 1
+CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
+PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
+PROBE_TOKENS = 32
+PROBE_GAMMA = 4
+VERIFY_REPS = 3
+SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
+
+
+@dataclass(frozen=True)
+class Calibration:
+    verify: VerifyCosts
+    profiles: tuple[DrafterProfile, ...]
+    cached: bool  # read from the cache file, nothing timed
+    seconds: float  # time spent measuring (0 when cached)
+    device: str  # "CPU", "CUDA", "MPS": for the reasons shown to people
+
+
+@dataclass
+class Selection:
+    """The drafter chosen for a target (None: target-only), with the measurements behind it."""
+
+    drafter: Drafter | None
+    spec: str  # the chosen draft spec; "none" for target-only
+    choice: Choice
+    calibration: Calibration
+
+    def profile(self) -> DrafterProfile | None:
+        return next((p for p in self.calibration.profiles if p.name == self.spec), None)
+
+    def auto_gamma(self, gamma_max: int = GAMMA_MAX) -> AutoGamma | None:
+        """A live γ controller for the chosen drafter; None for target-only."""
+        profile = self.profile()
+        if self.drafter is None or profile is None:
+            return None
+        return AutoGamma(profile, self.calibration.verify, gamma_max)
+
+
+def device_label(device: torch.device) -> str:
+    return {"cpu": "CPU", "cuda": "GPU", "mps": "Mac GPU"}.get(device.type, device.type)
+
+
+def candidate_specs(target: LoadedModel) -> list[str]:
+    """Drafters worth timing for this target: its trained drafts, the embedded model for a larger
+    target of the same family, a reduced self-draft for small targets, and prompt lookup."""
+    specs = [str(info.path) for info in _trained_drafts(target)]
+    if target.spec != DEFAULT_SPEC and _embedded_fits(target):
+        specs.append(DEFAULT_SPEC)
+    if sum(p.numel() for p in target.model.parameters()) <= SELF_DRAFT_MAX_PARAMS:
+        specs.append(SELF_DRAFT)
+    specs.append(PROMPT_LOOKUP)
+    return specs
+
+
+def select(
+    target: LoadedModel, spec: str = AUTO, *, gamma_max: int = GAMMA_MAX, progress: ProgressCallback | None = None,
+    use_cache: bool = True, **load_kwargs,
+) -> Selection:
+    """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
+    drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice."""
+    report = progress or ignore_progress
+    if spec == NO_DRAFT:
+        cal = Calibration(VerifyCosts((1.0,)), (), True, 0.0, device_label(target.device))
+        return Selection(None, NO_DRAFT, Choice(None, 1, 1.0, "target-only (chosen by hand)"), cal)
+    specs = candidate_specs(target) if spec == AUTO else [spec]
+    cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache, **load_kwargs)
+    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device)
+    if spec != AUTO:  # chosen by hand: keep it, but the choice still says whether it pays
+        option = choice.options[0] if choice.options else None
+        gamma = option.gamma if option else 1
+        predicted = option.predicted if option else 1.0
+        reason = choice.reason if not choice.target_only else (
+            f"{option.label} is predicted at {predicted:.2f}× target-only because {option.why}")
+        choice = Choice(spec, gamma, predicted, reason, choice.options)
+    chosen = choice.drafter or NO_DRAFT
+    drafter = built.pop(chosen, None)
+    built.clear()
+    gc.collect()
+    if drafter is None and chosen != NO_DRAFT:
+        report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
+        drafter = make_drafter(chosen, target, **load_kwargs)
+    return Selection(drafter, chosen, choice, cal)
+
+
+def calibrate(
+    target: LoadedModel, specs: list[str], *, gamma_max: int = GAMMA_MAX, progress: ProgressCallback | None = None,
+    use_cache: bool = True, **load_kwargs,
+) -> tuple[Calibration, dict[str, Drafter]]:
+    """(calibration, the drafters built while measuring, by spec). A cached result builds none."""
+    report = progress or ignore_progress
+    key = cache_key(target, specs, gamma_max)
+    label = device_label(target.device)
+    if use_cache and (hit := _read_cache(key)) is not None:
+        return Calibration(hit[0], hit[1], True, 0.0, label), {}
+    start = time.perf_counter()
+    ids = target.encode_chat(PROBE)
+    report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
+    verify = measure_verify(target.model, ids, gamma_max + 1)
+    profiles, built = [], {}
+    for i, spec in enumerate(specs):
+        report(LoadProgress("measure", (i + 0.5) / (len(specs) + 1), f"timing drafter {spec}"))
+        drafter = make_drafter(spec, target, **load_kwargs)
+        if drafter is None:
+            continue
+        built[spec] = drafter
+        profiles.append(probe(target, drafter, spec, ids, verify))
+    cal = Calibration(verify, tuple(profiles), False, time.perf_counter() - start, label)
+    if use_cache:
+        _write_cache(key, cal, target)
+    report(LoadProgress("measure", 1.0, f"measured {len(profiles)} drafters in {cal.seconds:.1f} s"))
+    return cal, built
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@torch.inference_mode()
+def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
+    """v(n) for n = 1..n_max in seconds (head on every row), interleaved over reps; and one head row's
+    seconds from the n_max pass with one row against all rows."""
+    device = next(model.parameters()).device
+    ids = ids.to(device)
+    cache = new_cache(model)
+    forward(model, cache, ids[:-1], keep=1)
+    held = cache.get_seq_length()
+    sizes = [(n, n) for n in range(1, n_max + 1)] + [(n_max, 1)]
+    times: dict[tuple[int, int], list[float]] = {s: [] for s in sizes}
+    for rep in range(reps + 1):  # the first pass warms kernels and the allocator, and is not kept
+        for n, keep in sizes:
+            fresh = ids[-1:].repeat(n)
+            _sync(device)
+            t0 = time.perf_counter()
+            forward(model, cache, fresh, keep=keep)
+            _sync(device)
+            if rep:
+                times[n, keep].append(time.perf_counter() - t0)
+            rollback(cache, held)
+    seconds = tuple(statistics.median(times[n, n]) for n in range(1, n_max + 1))
+    head = max(0.0, (seconds[-1] - statistics.median(times[n_max, 1])) / max(n_max - 1, 1))
+    return VerifyCosts(seconds, head, lazy=_lazy_head(model))
+
+
+def _lazy_head(model) -> bool:
+    """Whether decode() applies the head lazily for this target (CPU targets whose head splits off)."""
+    try:
+        from app.engine.kv import splits_head
+    except ImportError:  # an engine without lazy-head verification
+        return False
+    return next(model.parameters()).device.type == "cpu" and splits_head(model)
+
+
+def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, verify: VerifyCosts) -> DrafterProfile:
+    """c, α and coverage of one drafter from a short greedy run of the real loop (prefill round excluded)."""
+    params = DecodeParams(gamma=PROBE_GAMMA, temperature=0.0, max_new_tokens=PROBE_TOKENS, seed=0)
+    rounds = generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).rounds[1:]
+    drafted = [r for r in rounds if r.drafted]
+    costs, tested, accepted = [], 0, 0
+    for r in drafted:
+        # This round's target step, from its own verify pass: load on the machine scales both alike.
+        step = r.verify_time / verify.v(r.drafted + 1)
+        costs.append(r.draft_time / r.drafted / step)
+        tested += min(r.drafted, r.accepted + 1)
+        accepted += r.accepted
+    c = statistics.median(costs) if costs else 0.0
+    alpha = accepted / tested if tested else 0.0
+    per_position: tuple[float, ...] = ()
+    label = getattr(drafter, "name", spec)
+    info = _trained_info(target, spec)
+    if info is not None:  # the report measured α on held-out prompts: far more tokens than this probe
+        label = info.name
+        alpha = info.alpha_greedy if info.alpha_greedy is not None else alpha
+        greedy = (info.report.get("evaluation", info.report).get("by_temperature", {}) or {}).get("greedy", {})
+        per_position = tuple(a for a in greedy.get("per_position_acceptance", []) if a is not None)
+    coverage = len(drafted) / len(rounds) if rounds else 0.0
+    return DrafterProfile(spec, label, c, alpha, per_position, coverage)
+
+
+# --- the cache ---------------------------------------------------------------------------------
+def machine_id() -> str:
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return platform.node()
+
+
+def model_fingerprint(model) -> str:
+    """Config, parameter count and a sample of the embedding rows: changes when the weights change."""
+    h = hashlib.sha256(model.config.to_json_string(use_diff=False).encode())
+    h.update(str(sum(p.numel() for p in model.parameters())).encode())
+    rows = model.get_input_embeddings().weight
+    h.update(rows[:: max(1, rows.shape[0] // 64), :64].detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()[:24]
+
+
+def _spec_fingerprint(spec: str) -> str:
+    path = Path(spec).expanduser()
+    if path.exists():
+        files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
+        return spec + ":" + ",".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    return spec
+
+
+def cache_key(target: LoadedModel, specs: list[str], gamma_max: int) -> str:
+    parts = [
+        CACHE_FORMAT, machine_id(), platform.machine(), os.cpu_count(), torch.__version__, torch.get_num_threads(),
+        model_fingerprint(target.model), str(target.device), str(target.dtype), gamma_max,
+        sorted(_spec_fingerprint(s) for s in specs),
+    ]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def cache_file() -> Path:
+    return user_cache_dir() / CACHE_NAME
+
+
+def _read_cache(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | None:
+    try:
+        entry = json.loads(cache_file().read_text(encoding="utf-8"))["entries"][key]
+        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"], entry["verify"]["lazy"])
+        profiles = tuple(
+            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"])
+            for p in entry["profiles"]
+        )
+        return verify, profiles
+    except (OSError, ValueError, KeyError, TypeError):  # absent, damaged or older: measure again
+        return None
+
+
+def _write_cache(key: str, cal: Calibration, target: LoadedModel) -> None:
+    path = cache_file()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = data["entries"] if isinstance(data.get("entries"), dict) else {}
+    except (OSError, ValueError, AttributeError):
+        entries = {}
+    entries[key] = {
+        "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": cal.seconds,
+        "verify": asdict(cal.verify) | {"seconds": list(cal.verify.seconds)},
+        "profiles": [asdict(p) | {"per_position": list(p.per_position)} for p in cal.profiles],
+    }
+    entries = dict(sorted(entries.items(), key=lambda kv: kv[1].get("measured_at", ""))[-CACHE_ENTRIES:])
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "entries": entries}, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only cache folder only means measuring again next time
+
+
+# --- optional sources --------------------------------------------------------------------------
+def _trained_drafts(target: LoadedModel) -> list:
+    try:
+        from .trained_drafts import list_trained_drafts
+    except ImportError:  # an install without trained-draft support
+        return []
+    return list_trained_drafts(target)
+
+
+def _trained_info(target: LoadedModel, spec: str):
+    return next((i for i in _trained_drafts(target) if str(i.path) == spec), None)
+
+
+def _embedded_fits(target: LoadedModel) -> bool:
+    """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
+    from .catalog import _tokenizer
+    from .compat import check_tokenizers
+
+    if sum(p.numel() for p in target.model.parameters()) <= 2 * 135_000_000:
+        return False  # not larger: the embedded model would cost about a target step
+    mine = _tokenizer(DEFAULT_SPEC)
+    if mine is None:
+        return False
+    rows = target.model.get_output_embeddings().weight.shape[0]
+    return check_tokenizers(target.tokenizer, mine[0], target_rows=rows, draft_rows=mine[1]).compatible

@@ -1,0 +1,185 @@
+"""Choosing the drafter and γ by measured cost: the formula, the choice, the live controller, exactness."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from app.engine import DecodeParams, FinishedEvent, ModelDrafter, RoundEvent, decode, generate
+from app.engine.policy import (
+    AutoGamma,
+    DrafterProfile,
+    VerifyCosts,
+    best_gamma,
+    choose,
+    expected_tokens,
+    speedup,
+)
+from app.engine.stats import expected_tokens_per_round, predicted_speedup
+
+from .helpers import chi_square_p, exact_joint
+
+FLAT = VerifyCosts((0.05,) * 10)  # verification as cheap as one step: the paper's assumption
+CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089, 0.095))  # this CPU's shape
+
+
+def profile(c: float, alpha: float, name: str = "d", **kw) -> DrafterProfile:
+    return DrafterProfile(name, name, c, alpha, **kw)
+
+
+def test_expected_tokens_is_leviathans_formula_for_one_alpha():
+    for alpha in (0.0, 0.3, 0.8, 0.98):
+        for gamma in (1, 2, 5, 8):
+            assert expected_tokens(profile(0.1, alpha), gamma) == pytest.approx(
+                expected_tokens_per_round(alpha, gamma))
+
+
+def test_speedup_matches_the_paper_with_flat_verify_cost():
+    # Teaching example (seed 000): alpha 0.5, c 0.1: gamma 2 gives 1.46, gamma 4 gives 1.38.
+    p = profile(0.1, 0.5)
+    assert speedup(p, 2, FLAT) == pytest.approx(1.75 / 1.2)
+    assert speedup(p, 4, FLAT) == pytest.approx(1.9375 / 1.4)
+    assert best_gamma(p, FLAT) == (2, pytest.approx(1.75 / 1.2))
+    for gamma in range(1, 9):
+        assert speedup(p, gamma, CPU) == pytest.approx(predicted_speedup(0.5, gamma, 0.1, CPU.v(gamma + 1)))
+
+
+def test_best_gamma_is_the_argmax_of_the_formula():
+    for c in (0.01, 0.05, 0.3):
+        for alpha in (0.2, 0.4, 0.7, 0.95):
+            gamma, s = best_gamma(profile(c, alpha), CPU)
+            values = [predicted_speedup(alpha, g, c, CPU.v(g + 1)) for g in range(1, 9)]
+            assert s == pytest.approx(max(values)) and gamma == 1 + int(np.argmax(values))
+
+
+def test_per_position_acceptance_changes_the_expected_length():
+    falling = profile(0.05, 0.5, per_position=(0.8, 0.5, 0.2))
+    assert expected_tokens(falling, 3) == pytest.approx(1 + 0.8 + 0.8 * 0.5 + 0.8 * 0.5 * 0.2)
+    assert expected_tokens(falling, 5) == pytest.approx(1 + 0.8 + 0.4 + 0.08 + 0.016 + 0.0032)
+
+
+def test_verify_costs_extrapolate_past_the_table():
+    v = VerifyCosts((1.0, 1.2, 1.5))
+    assert v.v(1) == 1.0 and v.v(3) == 1.5 and v.v(5) == pytest.approx(2.1)
+
+
+def test_the_slow_drafter_is_never_picked():
+    slow = profile(1.05, 0.98, "self")  # the bf16 self-draft on this CPU
+    cheap = profile(0.05, 0.4, "trained")
+    for order in ((slow, cheap), (cheap, slow)):
+        choice = choose(order, CPU)
+        assert choice.drafter == "trained"
+        assert choice.gamma == best_gamma(cheap, CPU)[0]
+        assert [o.name for o in choice.options] == ["trained", "self"]
+
+
+def test_nothing_faster_means_target_only_with_the_reason():
+    choice = choose([profile(1.05, 0.98, "self-draft")], CPU)
+    assert choice.target_only and choice.predicted == 1.0
+    assert "draft costs 1.05 target steps on this CPU" in choice.reason
+    low = choose([profile(0.05, 0.05, "weak")], CPU)
+    assert low.target_only and "acceptance α 0.05 is too low" in low.reason
+    assert choose([], CPU).target_only
+
+
+def test_a_gain_below_the_margin_is_not_taken():
+    p = profile(0.05, 0.17)
+    predicted = best_gamma(p, CPU)[1]
+    assert 1.0 < predicted < 1.03
+    assert choose([p], CPU).target_only
+    assert choose([p], CPU, margin=1.0).drafter == "d"
+
+
+def test_prompt_lookup_that_rarely_matches_is_discounted():
+    always = profile(0.001, 0.6, coverage=1.0)
+    rarely = profile(0.001, 0.6, coverage=0.1)
+    assert best_gamma(rarely, CPU)[1] < best_gamma(always, CPU)[1]
+    assert best_gamma(rarely, CPU)[1] > 1.0  # a round without a match is a plain target step
+
+
+def _round(i, drafted, accepted, overlap, draft_time, verify_time):
+    return RoundEvent(i, drafted, drafted, accepted, accepted + 1, accepted == drafted, tuple(overlap),
+                      draft_time, verify_time)
+
+
+def test_auto_gamma_follows_live_acceptance():
+    auto = AutoGamma(profile(0.05, 0.5), CPU)
+    start = auto.gamma()
+    for i in range(1, 30):  # every draft accepted: longer drafts pay
+        g = auto.gamma()
+        auto.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.seconds[g]))
+    assert auto.gamma() > start
+    for i in range(30, 80):  # almost nothing accepted: the shortest draft
+        g = auto.gamma()
+        auto.observe(_round(i, g, 0, [0.02] * g, 0.0025 * g, CPU.seconds[g]))
+    assert auto.gamma() == 1 and auto.predicted < 1.0
+
+
+def test_auto_gamma_follows_live_draft_cost():
+    auto = AutoGamma(profile(0.02, 0.8), CPU)
+    cheap = auto.gamma()
+    for i in range(1, 60):  # the draft turns out to cost half a target step per token
+        g = auto.gamma()
+        auto.observe(_round(i, g, g - 1, [0.8] * g, 0.025 * g, CPU.seconds[g]))
+    assert auto.gamma() < cheap
+    assert auto.profile.c == pytest.approx(0.5, rel=0.05)
+
+
+def test_auto_gamma_ignores_the_prefill_round():
+    auto = AutoGamma(profile(0.05, 0.5), CPU)
+    auto.observe(_round(0, 2, 0, [0.0, 0.0], 5.0, 5.0))
+    assert auto.rounds == 0 and auto.profile.alpha == pytest.approx(0.5)
+
+
+def _auto_decode(target, drafter, ids, params, auto, vocab=34):
+    """decode() with gamma chosen by `auto` before every round, fed every RoundEvent."""
+    events = []
+    for e in decode(target, ids, drafter, lambda: replace(params, gamma=auto.gamma()), vocab_size=vocab):
+        if isinstance(e, RoundEvent):
+            auto.observe(e)
+        events.append(e)
+    return events
+
+
+def test_auto_gamma_keeps_greedy_output_identical(vocab34_pair):
+    target, draft = vocab34_pair
+    ids = torch.tensor([0, 5, 9, 12, 3])
+    params = DecodeParams(temperature=0.0, max_new_tokens=60)
+    reference = generate(target, ids, None, params, vocab_size=34).token_ids
+    auto = AutoGamma(profile(0.05, 0.6), CPU, weight=1.0)  # reacts to every round: gamma moves a lot
+    events = _auto_decode(target, ModelDrafter(draft), ids, params, auto)
+    gammas = {e.gamma for e in events if isinstance(e, RoundEvent)}
+    assert len(gammas) > 1
+    assert next(e for e in events if isinstance(e, FinishedEvent)).token_ids == tuple(reference)
+
+
+def test_auto_gamma_keeps_the_joint_distribution(vocab8_pair):
+    """gamma chosen from past rounds' random outcomes must not bias what comes next."""
+    target, draft = vocab8_pair
+    params = DecodeParams(temperature=1.0, max_new_tokens=3)
+    exact = exact_joint(target, [3], params, 8)
+    counts = np.zeros(8**3, dtype=np.int64)
+    drafter = ModelDrafter(draft)
+    gammas = set()
+    for seed in range(6000):
+        auto = AutoGamma(profile(0.05, 0.6), FLAT, gamma_max=3, weight=1.0)
+        events = _auto_decode(target, drafter, torch.tensor([3]), replace(params, seed=seed), auto, vocab=8)
+        gammas.update(e.gamma for e in events if isinstance(e, RoundEvent) and e.round > 0)
+        fin = events[-1]
+        counts[fin.token_ids[0] * 64 + fin.token_ids[1] * 8 + fin.token_ids[2]] += 1
+    pvalue = chi_square_p(counts, exact)
+    print(f"auto gamma: chi-square p-value {pvalue:.4g}, gammas {sorted(gammas)}")
+    assert len(gammas) > 1 and pvalue > 1e-3
+
+
+def test_lazy_head_saves_the_rows_after_the_first_rejection():
+    lazy = VerifyCosts(CPU.seconds, head=0.004, lazy=True)
+    p = profile(0.05, 0.3)
+    for gamma in (1, 3, 6):
+        emitted = expected_tokens(p, gamma)
+        cost = gamma * 0.05 + CPU.v(gamma + 1) - (gamma + 1 - emitted) * 0.004 / CPU.step
+        assert speedup(p, gamma, lazy) == pytest.approx(emitted / cost)
+        assert speedup(p, gamma, lazy) > speedup(p, gamma, CPU)

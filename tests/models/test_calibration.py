@@ -1,0 +1,98 @@
+"""Measuring drafters per machine and pair: the choice follows injected costs, the cache is keyed and
+invalidated, and a damaged cache file only means measuring again. No timing asserts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.engine.policy import DrafterProfile, VerifyCosts
+from app.models import calibration, load_model
+from app.models.calibration import AUTO, calibrate, candidate_specs, select
+
+
+@pytest.fixture(scope="module")
+def target(tiny_pair_dirs):
+    return load_model(str(tiny_pair_dirs[0]), device="cpu")
+
+
+def test_auto_measures_every_candidate_then_reads_the_cache(target, monkeypatch):
+    assert candidate_specs(target) == ["self", "prompt-lookup"]  # tiny: no trained draft, no embedded pair
+    first = select(target, AUTO)
+    cal = first.calibration
+    assert not cal.cached and len(cal.verify.seconds) == 9
+    assert {p.name for p in cal.profiles} == {"self", "prompt-lookup"}
+    for p in cal.profiles:
+        assert p.c >= 0 and 0 <= p.alpha <= 1 and 0 <= p.coverage <= 1
+    assert first.choice.reason
+    assert (first.drafter is None) == first.choice.target_only
+    monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: pytest.fail("cache not used"))
+    again = select(target, AUTO)
+    assert again.calibration.cached and again.calibration.profiles == cal.profiles
+    assert again.spec == first.spec
+
+
+def _inject(monkeypatch, costs: dict[str, tuple[float, float]]):
+    """probe() returns the given (c, alpha) per spec instead of timing: drafters of known cost."""
+    monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: VerifyCosts(
+        (0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089)))
+    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify: DrafterProfile(
+        spec, spec, *costs[spec]))
+
+
+def test_the_slow_drafter_is_never_picked(target, monkeypatch):
+    _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.6)})
+    sel = select(target, AUTO, use_cache=False)
+    assert sel.spec == "prompt-lookup" and sel.drafter.name == "prompt lookup"
+    assert sel.auto_gamma() is not None and sel.auto_gamma().gamma() == sel.choice.gamma
+
+
+def test_nothing_faster_runs_target_only_and_says_why(target, monkeypatch):
+    _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+    sel = select(target, AUTO, use_cache=False)
+    assert sel.drafter is None and sel.spec == "none" and sel.auto_gamma() is None
+    assert "target-only" in sel.choice.reason and "1.05 target steps on this CPU" in sel.choice.reason
+
+
+def test_a_hand_picked_draft_is_kept_even_when_slow(target, monkeypatch):
+    _inject(monkeypatch, {"self": (1.05, 0.98)})
+    sel = select(target, "self", use_cache=False)
+    assert sel.spec == "self" and sel.drafter is not None
+    assert sel.choice.predicted < 1.0 and "1.05 target steps" in sel.choice.reason
+
+
+def test_the_cache_key_follows_machine_pair_device_and_dtype(target, monkeypatch):
+    key = calibration.cache_key(target, ["self"], 8)
+    assert calibration.cache_key(target, ["self"], 8) == key
+    assert calibration.cache_key(target, ["self", "prompt-lookup"], 8) != key
+    assert calibration.cache_key(target, ["self"], 4) != key
+    monkeypatch.setattr(calibration, "machine_id", lambda: "another machine")
+    assert calibration.cache_key(target, ["self"], 8) != key
+    monkeypatch.undo()
+    original = calibration.model_fingerprint(target.model)
+    weight = target.model.get_input_embeddings().weight
+    try:
+        weight.data[0, 0] += 1.0  # other weights: another pair
+        assert calibration.model_fingerprint(target.model) != original
+        assert calibration.cache_key(target, ["self"], 8) != key
+    finally:
+        weight.data[0, 0] -= 1.0
+
+
+def test_a_damaged_cache_file_means_measuring_again(target, monkeypatch):
+    calibration.cache_file().write_text("{not json")
+    _inject(monkeypatch, {"prompt-lookup": (0.001, 0.6)})
+    cal, built = calibrate(target, ["prompt-lookup"])
+    assert not cal.cached and "prompt-lookup" in built
+    data = json.loads(calibration.cache_file().read_text())
+    assert len(data["entries"]) == 1
+    cal2, built2 = calibrate(target, ["prompt-lookup"])
+    assert cal2.cached and not built2 and cal2.profiles == cal.profiles
+
+
+def test_verify_costs_are_measured_per_token_count(target):
+    ids = target.encode_chat([{"role": "user", "content": "hello there"}])
+    v = calibration.measure_verify(target.model, ids, 5, reps=1)
+    assert len(v.seconds) == 5 and all(s > 0 for s in v.seconds) and v.head >= 0
+    assert v.v(1) == 1.0
