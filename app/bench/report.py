@@ -15,15 +15,18 @@ def _load(meta: dict) -> str:
 
 
 def setting_table(summary: dict) -> str:
-    head = ("| configuration | tok/s median | min–max | speedup | α | mean accepted | histogram 0..γ "
-            "| c | verify cost | predicted | efficiency | peak MiB |")
+    head = ("| configuration | tok/s median | min–max | speedup | ÷ best HF | α | acceptance by position "
+            "| mean accepted | histogram 0..γ | c | verify cost | predicted | efficiency | peak MiB |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for row in summary["configs"]:
         tps = row["tokens_per_second"]
         hist = " ".join(map(str, row["acceptance_histogram"])) if row["acceptance_histogram"] else "–"
+        positions = row.get("per_position_acceptance")
+        pos = " ".join("–" if a is None else f"{a:.2f}" for a in positions) if positions else "–"
         lines.append(
             f"| {row['config']} | {tps['median']:.1f} | {tps['min']:.1f}–{tps['max']:.1f} "
-            f"| {_f(row['speedup'], '.2f', '×')} | {_f(row['alpha'], '.3f')} | {_f(row['mean_accepted'])} "
+            f"| {_f(row['speedup'], '.2f', '×')} | {_f(row.get('ratio_to_best_hf'), '.2f', '×')} "
+            f"| {_f(row['alpha'], '.3f')} | {pos} | {_f(row['mean_accepted'])} "
             f"| {hist} | {_f(row['c'])} | {_f(row['verify_cost'])} | {_f(row['predicted_speedup'], '.2f', '×')} "
             f"| {_f(row['efficiency'])} | {row['peak_memory_mib']:.0f} |"
         )
@@ -31,12 +34,27 @@ def setting_table(summary: dict) -> str:
 
 
 def ratio_lines(summary: dict) -> list[str]:
+    ratios = summary["ratios"]
     names = {
         "speclens_over_hf_target_only": "SpecLens target-only / HF target-only",
         "speclens_over_hf_speculative": "SpecLens speculative / HF assisted",
         "speclens_over_hf_prompt_lookup": "SpecLens prompt lookup / HF prompt lookup",
+        "best_speclens_over_best_hf": f"best SpecLens ({ratios.get('best_speclens')}) / best HF ({ratios.get('best_hf')})",
+        "speclens_auto_over_best_hf": f"SpecLens auto (default) / best HF ({ratios.get('best_hf')})",
     }
-    return [f"- {names[k]}: **{v:.2f}×**" for k, v in summary["ratios"].items()]
+    return [f"- {names[k]}: **{v:.2f}×**" for k, v in ratios.items() if k in names]
+
+
+def choice_lines(choice: dict) -> list[str]:
+    """What `auto` measured on this machine and chose."""
+    v = choice["verify_seconds"]
+    lines = [f"- chose: {choice['reason']} ({'cached timings' if choice['cached'] else 'timed at load'})",
+             "- verify cost v(n), n = 1..: " + " ".join(f"{s / v[0]:.2f}" for s in v)
+             + f" (one target step {1000 * v[0]:.1f} ms; one head row {1000 * choice['head_seconds']:.1f} ms)"]
+    for p in choice["profiles"]:
+        lines.append(f"- {p['label']}: c {p['c']:.3f}, α {p['alpha']:.3f}, proposes in {p['coverage']:.0%} of rounds"
+                     f" → best γ {p['gamma']}, predicted {p['predicted']:.2f}×")
+    return lines
 
 
 def markdown(result: dict) -> str:
@@ -52,6 +70,8 @@ def markdown(result: dict) -> str:
         "Speedup is over the same engine's target-only run (paired within each repeat, median over repeats); "
         "predicted = (1 − α^(γ+1)) / ((1 − α)(γc + verify cost)); efficiency = speedup / predicted.",
     ]
+    if result.get("choice"):
+        out += ["", "## Drafter choice (auto)", "", *choice_lines(result["choice"])]
     for summary in result["settings"]:
         out += ["", f"## {summary['setting']}", "", setting_table(summary), "", *ratio_lines(summary)]
     if result.get("sweep"):

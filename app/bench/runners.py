@@ -6,18 +6,25 @@ the clock runs around the whole call (prefill included) and nothing else.
 
 from __future__ import annotations
 
+import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import torch
 from transformers import GenerationConfig
 
-from app.engine import DecodeParams, Drafter, PromptLookupDrafter, RoundEvent, generate
+from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent, decode
 
 from .memory import PeakMemory
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
+HF_DEFAULTS = "assisted, HF defaults"  # HF only: the assistant's own defaults
+TRAINED = "trained draft"  # SpecLens only: a feature draft HF cannot run
+AUTO = "auto"  # SpecLens only: the app's default, drafter and γ chosen by measurement
 LOOKUP_MAX_NGRAM = 3
+# Hugging Face's own assisted-generation defaults (GenerationConfig, transformers 5.x).
+HF_DEFAULT_ASSISTANT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedule": "heuristic",
+                        "assistant_confidence_threshold": 0.4}
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +37,23 @@ class Config:
         label = {"speclens": "SpecLens", "hf": "HF"}[self.engine]
         if self.mode == MODEL_DRAFT:
             return f"{label} {'speculative' if self.engine == 'speclens' else 'assisted'}"
+        if self.mode == AUTO:
+            return f"{label} auto (default)"
         return f"{label} {self.mode}"
 
 
-def configs_for(has_draft_model: bool) -> list[Config]:
-    """Pairs (SpecLens, HF) in the order they run, interleaved within every repeat."""
+def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool = False) -> list[Config]:
+    """Pairs (SpecLens, HF) in the order they run, interleaved within every repeat, then HF assisted with
+    its own defaults beside the fixed-γ run, and the SpecLens-only trained draft and auto choice."""
     modes = [TARGET_ONLY] + ([MODEL_DRAFT] if has_draft_model else []) + [PROMPT_LOOKUP]
-    return [Config(engine, mode) for mode in modes for engine in ("speclens", "hf")]
+    configs = [Config(engine, mode) for mode in modes for engine in ("speclens", "hf")]
+    if has_draft_model:
+        configs.insert(4, Config("hf", HF_DEFAULTS))
+    if has_trained:
+        configs.append(Config("speclens", TRAINED))
+    if has_auto:
+        configs.append(Config("speclens", AUTO))
+    return configs
 
 
 @dataclass(slots=True)
@@ -45,6 +62,7 @@ class Run:
     seconds: float
     peak_mib: float
     rounds: list[RoundEvent] | None  # SpecLens only: HF does not expose its rounds
+    target_step: float | None = None  # SpecLens target-only: median seconds of one step (prefill excluded)
 
     @property
     def tokens_per_second(self) -> float:
@@ -58,6 +76,9 @@ class Pair:
     target: object  # app.models.LoadedModel
     draft_model: object | None  # a PreTrainedModel, or None for prompt-lookup-only pairs
     drafter: Drafter | None  # SpecLens's ModelDrafter around draft_model
+    trained: Drafter | None = None  # a trained feature draft for the target, when one exists
+    selection: object | None = None  # app.models.calibration.Selection: what "auto" chose, and its costs
+    auto_gammas: list = field(default_factory=list)  # γ asked for by the live controller, per auto run
 
 
 def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodeParams) -> Run:
@@ -67,17 +88,33 @@ def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodePara
 
 
 def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
-    drafters = {TARGET_ONLY: None, MODEL_DRAFT: pair.drafter, PROMPT_LOOKUP: PromptLookupDrafter(LOOKUP_MAX_NGRAM)}
-    drafter = drafters[mode]
+    drafters = {TARGET_ONLY: None, MODEL_DRAFT: pair.drafter, PROMPT_LOOKUP: PromptLookupDrafter(LOOKUP_MAX_NGRAM),
+                TRAINED: pair.trained}
+    auto = None
+    if mode == AUTO:  # as the app runs by default: the measured choice, γ re-chosen live every round
+        drafter = pair.selection.drafter
+        auto = pair.selection.auto_gamma()
+    else:
+        drafter = drafters[mode]
+    fixed = params
+    read = (lambda: replace(fixed, gamma=auto.gamma())) if auto is not None else params
     t = pair.target
+    result = Result()
     with PeakMemory(t.device) as mem:
         start = time.perf_counter()
-        result = generate(
-            t.model, ids, drafter, params, stop_token_ids=t.stop_token_ids, vocab_size=t.vocab_size,
+        for event in decode(
+            t.model, ids, drafter, read, stop_token_ids=t.stop_token_ids, vocab_size=t.vocab_size,
             tokenizer=t.tokenizer,  # the app always streams text, so the benchmark pays for it too
-        )
+        ):
+            result.add(event)
+            if auto is not None and isinstance(event, RoundEvent):
+                auto.observe(event)
         seconds = time.perf_counter() - start
-    return Run(result.token_ids, seconds, mem.peak_mib, result.rounds if drafter is not None else None)
+    if auto is not None:
+        pair.auto_gammas.append([r.gamma for r in result.rounds])
+    steps = [r.verify_time for r in result.rounds[1:]] if drafter is None else []
+    return Run(result.token_ids, seconds, mem.peak_mib, result.rounds if drafter is not None else None,
+               statistics.median(steps) if steps else None)
 
 
 def hf_generation_config(pair: Pair, mode: str, params: DecodeParams) -> GenerationConfig:
@@ -103,6 +140,12 @@ def run_hf(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Ru
         assistant.generation_config.num_assistant_tokens = params.gamma
         assistant.generation_config.num_assistant_tokens_schedule = "constant"
         assistant.generation_config.assistant_confidence_threshold = 0.0
+        extra["assistant_model"] = assistant
+    elif mode == HF_DEFAULTS:
+        # HF's defaults, reset every run (its heuristic schedule otherwise carries over between calls).
+        assistant = pair.draft_model
+        for key, value in HF_DEFAULT_ASSISTANT.items():
+            setattr(assistant.generation_config, key, value)
         extra["assistant_model"] = assistant
     input_ids = ids.reshape(1, -1).to(t.device)
     if params.seed is not None:

@@ -15,11 +15,23 @@ from dataclasses import dataclass
 import torch
 
 from app.engine import DecodeParams
-from app.engine.stats import acceptance_histogram, alpha_estimate, predicted_speedup
+from app.engine.stats import acceptance_histogram, alpha_estimate, per_position_acceptance, predicted_speedup
 
 from .costs import StepCosts, measure_costs
 from .prompts import BenchPrompt
-from .runners import MODEL_DRAFT, PROMPT_LOOKUP, TARGET_ONLY, Config, Pair, Run, configs_for, run_config
+from .runners import (
+    AUTO,
+    HF_DEFAULTS,
+    MODEL_DRAFT,
+    PROMPT_LOOKUP,
+    TARGET_ONLY,
+    TRAINED,
+    Config,
+    Pair,
+    Run,
+    configs_for,
+    run_config,
+)
 
 WARMUP_TOKENS = 8
 Log = Callable[[str], None]
@@ -48,12 +60,13 @@ def run_setting(
     pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repeats: int,
     configs: list[Config] | None = None, log: Log = lambda _: None,
 ) -> Setting:
-    configs = configs or configs_for(pair.draft_model is not None)
+    configs = configs or configs_for(pair.draft_model is not None, pair.trained is not None,
+                                     pair.selection is not None)
     ids = encode_prompts(pair, prompts)
     warm = dataclasses.replace(params, max_new_tokens=min(WARMUP_TOKENS, params.max_new_tokens))
     for config in configs:  # first calls pay for kernel selection and allocator growth
         run_config(pair, config, ids[prompts[0].id], warm)
-    draft = pair.draft_model if any(c.mode == MODEL_DRAFT for c in configs) else None
+    draft = pair.draft_model if any(c.mode in (MODEL_DRAFT, HF_DEFAULTS) for c in configs) else None
     costs = {p.id: measure_costs(pair.target.model, draft, ids[p.id], params.gamma) for p in prompts}
     runs: dict[tuple[str, str], list[Run]] = {(c.name, p.id): [] for c in configs for p in prompts}
     for r in range(repeats):
@@ -87,11 +100,26 @@ def _paired_ratio(setting: Setting, a: Config, b: Config) -> float:
     return statistics.median(x / y for x, y in zip(ta, tb, strict=True))
 
 
+def _target_step(setting: Setting) -> float | None:
+    """Median seconds of one SpecLens target-only step over the setting (prefill rounds excluded)."""
+    steps = [run.target_step for (name, _), runs in setting.runs.items()
+             if name == Config("speclens", TARGET_ONLY).name for run in runs if run.target_step]
+    return statistics.median(steps) if steps else None
+
+
+def best_hf(setting: Setting) -> Config | None:
+    """The fastest Hugging Face configuration measured in this setting (median tokens/s over repeats)."""
+    hf = [c for c in setting.configs if c.engine == "hf"]
+    return max(hf, key=lambda c: statistics.median(_per_repeat_tps(setting, c)), default=None)
+
+
 def summarize_setting(setting: Setting) -> dict:
     """JSON-ready rows, one per configuration, and the SpecLens/HF ratios."""
     gamma = setting.params.gamma
     c = statistics.median(k.c for k in setting.costs.values())
     verify_cost = statistics.median(k.verify_cost for k in setting.costs.values())
+    step = _target_step(setting)
+    top_hf = best_hf(setting)
     rows = []
     for config in setting.configs:
         tps = _per_repeat_tps(setting, config)
@@ -100,6 +128,7 @@ def summarize_setting(setting: Setting) -> dict:
         drafted_rounds = [rd for rd in rounds if rd.drafted]
         speedup = _paired_ratio(setting, config, baseline_for(config))
         alpha = alpha_estimate(rounds) if rounds else None
+        row_gamma = max((rd.gamma for rd in rounds), default=gamma) if config.mode == AUTO else gamma
         row = {
             "config": config.name, "engine": config.engine, "mode": config.mode,
             "tokens_per_second": {"median": statistics.median(tps), "min": min(tps), "max": max(tps),
@@ -111,15 +140,22 @@ def summarize_setting(setting: Setting) -> dict:
             "drafted_rounds": len(drafted_rounds) if rounds else None,
             "mean_accepted": (sum(rd.accepted for rd in drafted_rounds) / len(drafted_rounds)
                               if drafted_rounds else None),
-            "acceptance_histogram": acceptance_histogram(rounds, gamma) if rounds else None,
+            "acceptance_histogram": acceptance_histogram(rounds, row_gamma) if rounds else None,
+            "per_position_acceptance": per_position_acceptance(rounds, row_gamma) if rounds else None,
+            "gammas": _gamma_counts(rounds) if config.mode == AUTO and rounds else None,
             "peak_memory_mib": max(run.peak_mib for run in all_runs),
             "c": None, "verify_cost": None, "predicted_speedup": None, "efficiency": None,
+            "ratio_to_best_hf": _paired_ratio(setting, config, top_hf) if top_hf is not None else None,
         }
         if config.mode == MODEL_DRAFT:
             row |= {"c": c, "verify_cost": verify_cost}
-            if alpha is not None:
-                predicted = predicted_speedup(alpha, gamma, c, verify_cost)
-                row |= {"predicted_speedup": predicted, "efficiency": speedup / predicted}
+        elif drafted_rounds and step:  # c from the runs themselves: draft seconds per token / target step
+            row["c"] = sum(rd.draft_time for rd in drafted_rounds) / sum(rd.drafted for rd in drafted_rounds) / step
+            if config.mode in (TRAINED, PROMPT_LOOKUP):
+                row["verify_cost"] = verify_cost
+        if config.mode in (MODEL_DRAFT, TRAINED) and alpha is not None and row["c"] is not None:
+            predicted = predicted_speedup(alpha, gamma, row["c"], verify_cost)
+            row |= {"predicted_speedup": predicted, "efficiency": speedup / predicted}
         rows.append(row)
     names = {cfg.name for cfg in setting.configs}
     ratios = {}
@@ -127,6 +163,14 @@ def summarize_setting(setting: Setting) -> dict:
         a, b = Config("speclens", mode), Config("hf", mode)
         if a.name in names and b.name in names:
             ratios[f"speclens_over_hf_{key}"] = _paired_ratio(setting, a, b)
+    if top_hf is not None:
+        ratios["best_hf"] = top_hf.name
+        speclens = [cfg for cfg in setting.configs if cfg.engine == "speclens"]
+        best = max(speclens, key=lambda cfg: statistics.median(_per_repeat_tps(setting, cfg)))
+        ratios["best_speclens"] = best.name
+        ratios["best_speclens_over_best_hf"] = _paired_ratio(setting, best, top_hf)
+        if Config("speclens", AUTO).name in names:
+            ratios["speclens_auto_over_best_hf"] = _paired_ratio(setting, Config("speclens", AUTO), top_hf)
     return {
         "setting": setting.label,
         "params": dataclasses.asdict(setting.params),
@@ -139,3 +183,11 @@ def summarize_setting(setting: Setting) -> dict:
             for cfg in setting.configs
         },
     }
+
+
+def _gamma_counts(rounds) -> dict[str, int]:
+    """How often the live controller asked for each γ (auto runs)."""
+    counts: dict[str, int] = {}
+    for rd in rounds:
+        counts[str(rd.gamma)] = counts.get(str(rd.gamma), 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: int(kv[0])))

@@ -15,6 +15,9 @@ from .common import add_model_args, load_kwargs
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="measure speedup against target-only and Hugging Face generation")
     add_model_args(p)
+    p.set_defaults(draft="self")  # the model draft that SpecLens and HF assisted generation share
+    p.add_argument("--no-auto", action="store_true",
+                   help="leave out the app's default configuration (drafter and γ chosen by measurement)")
     p.add_argument("--gamma", type=int, default=4, help="draft length per round (1..16)")
     p.add_argument("--temperature", default="0,0.7", help="comma-separated settings; 0 = greedy (default: 0,0.7)")
     p.add_argument("--top-k", type=int, default=0, help="0 disables")
@@ -83,6 +86,19 @@ def run(args: argparse.Namespace) -> int:
     if gammas and draft_model is None:
         raise UsageError("--sweep needs a draft model (--draft self or a model), not prompt lookup")
     pair = Pair(target, draft_model, drafter if draft_model is not None else None)
+    result_choice = None
+    if not gammas:
+        from app.models.calibration import _trained_drafts, select
+
+        trained = _trained_drafts(target)
+        if trained:
+            log(f"trained draft: {trained[0].describe()}")
+            pair.trained = make_drafter(str(trained[0].path), target)
+        if not args.no_auto:
+            log("measuring the drafters for the auto configuration ...")
+            pair.selection = select(target, "auto", **kwargs)
+            result_choice = choice_json(pair.selection)
+            log(f"auto: {pair.selection.choice.reason}")
     load_before = os.getloadavg()
     result: dict = {"meta": {
         "target": target.name, "draft": drafter.name if drafter else "none", "gamma": args.gamma,
@@ -91,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         "target_dtype": str(target.dtype).removeprefix("torch."),
         "torch": torch.__version__, "transformers": transformers.__version__,
     }, "settings": []}
+    if result_choice:
+        result["choice"] = result_choice
     if gammas:
         log(f"sweeping gamma over {gammas} ({settings[0].temperature:g} temperature) ...")
         sweep = run_sweep(pair, prompts, settings[0], gammas, args.repeats, log)
@@ -116,3 +134,20 @@ def run(args: argparse.Namespace) -> int:
     print(text)
     log(f"wrote {out} and {out.with_suffix('.md')}")
     return 0
+
+
+def choice_json(selection) -> dict:
+    """What auto measured and chose, for the JSON and the Markdown."""
+    cal, choice = selection.calibration, selection.choice
+    options = {o.name: o for o in choice.options}
+    return {
+        "drafter": choice.drafter, "gamma": choice.gamma, "predicted": choice.predicted, "reason": choice.reason,
+        "cached": cal.cached, "verify_seconds": list(cal.verify.seconds), "head_seconds": cal.verify.head,
+        "lazy_head": cal.verify.lazy,
+        "profiles": [
+            {"name": p.name, "label": p.label, "c": p.c, "alpha": p.alpha, "coverage": p.coverage,
+             "per_position": list(p.per_position), "gamma": options[p.name].gamma,
+             "predicted": options[p.name].predicted}
+            for p in cal.profiles
+        ],
+    }

@@ -121,8 +121,7 @@ def limit_of(profile: DrafterProfile, gamma: int, verify: VerifyCosts, device: s
         return f"draft costs {profile.c:.2f} target steps on this {device}"
     if profile.coverage < 0.5:
         return f"it proposes in only {profile.coverage:.0%} of rounds here"
-    return (f"acceptance α {profile.alpha:.2f} is too low for a verify pass of {gamma + 1} tokens "
-            f"costing {verify.v(gamma + 1):.2f} target steps")
+    return f"acceptance α {profile.alpha:.2f} is too low for a verify cost of {verify.v(gamma + 1):.2f} target steps"
 
 
 def choose(

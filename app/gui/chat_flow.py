@@ -56,7 +56,8 @@ class ChatFlowMixin:
         measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
         self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
         request = GenerationRequest(self.target, input_ids, self.drafter, self.controls.params, self.cancel,
-                                    baseline_steps=BASELINE_STEPS if measure else 0)
+                                    baseline_steps=BASELINE_STEPS if measure else 0,
+                                    observe=self.auto.observe if self.auto is not None else None)
         self.generating = True
         self._sync_buttons()
         self.progress_label.setText("Timing target-only steps …" if measure else "Generating …")

@@ -3,6 +3,8 @@ DecodeParams, replaced on every change, so the engine thread reads a consistent 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -20,10 +22,13 @@ from PySide6.QtWidgets import (
 from app.engine import DecodeParams
 from app.engine.sampling import MAX_GAMMA
 from app.models import NO_DRAFT, list_catalog
+from app.models.calibration import AUTO
 from app.models.catalog import SELF_DRAFT_KINDS
 
 BROWSE_DIR = "Browse folder…"
 BROWSE_GGUF = "Browse .gguf file…"
+AUTO_GAMMA = 0  # the γ spin box's special value: re-chosen every round from live measurements
+AUTO_GAMMA_START = 4  # what params() carries until the live choice replaces it
 
 
 class ControlsPanel(QWidget):
@@ -34,6 +39,8 @@ class ControlsPanel(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._params = DecodeParams(temperature=0.7)
+        self._auto = None
+        self._gamma_auto = True
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
 
@@ -50,7 +57,10 @@ class ControlsPanel(QWidget):
 
         sampling = QGroupBox("Decoding · applies at the next round")
         form = QFormLayout(sampling)
-        self.gamma = QSpinBox(minimum=1, maximum=MAX_GAMMA, value=4, toolTip="draft length γ per round")
+        self.gamma = QSpinBox(minimum=AUTO_GAMMA, maximum=MAX_GAMMA, value=AUTO_GAMMA)
+        self.gamma.setSpecialValueText(self.tr("auto"))
+        self.gamma.setToolTip(self.tr("draft length γ per round; auto re-chooses it every round from the "
+                                      "measured acceptance, draft cost and verify cost"))
         self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.05, decimals=2, value=0.7,
                                           toolTip="0 = greedy")
         self.top_k = QSpinBox(minimum=0, maximum=100000, value=0, specialValueText="off")
@@ -84,18 +94,32 @@ class ControlsPanel(QWidget):
         self.seed_on.toggled.connect(self._update)
 
     def params(self) -> DecodeParams:
-        """The engine's params callable: a snapshot, safe to call from the engine thread."""
+        """The engine's params callable: a snapshot, safe to call from the engine thread. With γ on
+        auto and a live controller installed, γ is the controller's choice for the next round."""
+        auto = self._auto
+        if auto is not None and self._gamma_auto:
+            return replace(self._params, gamma=auto.gamma())
         return self._params
 
+    def set_auto_gamma(self, auto) -> None:
+        """The live γ controller (app.engine.policy.AutoGamma) of the loaded drafter, or None."""
+        self._auto = auto
+
+    def gamma_is_auto(self) -> bool:
+        return self.gamma.value() == AUTO_GAMMA
+
     def _update(self, *_):
+        gamma = self.gamma.value()
+        self._gamma_auto = gamma == AUTO_GAMMA
         self._params = DecodeParams(
-            gamma=self.gamma.value(), temperature=self.temperature.value(), top_k=self.top_k.value(),
+            gamma=AUTO_GAMMA_START if gamma == AUTO_GAMMA else gamma, temperature=self.temperature.value(), top_k=self.top_k.value(),
             top_p=self.top_p.value(), max_new_tokens=self.max_new.value(),
             seed=self.seed.value() if self.seed_on.isChecked() else None,
         )
 
     def _fill_pickers(self) -> None:
         """Targets and drafts from the models catalog (embedded, self-drafts, the local hub cache)."""
+        self.draft.addItem(self.tr("auto (fastest measured on this machine)"), AUTO)
         for entry in list_catalog():
             if entry.kind not in SELF_DRAFT_KINDS:
                 self.target.addItem(entry.name, entry.spec)

@@ -48,6 +48,7 @@ class LiveStats:
     session: RoundLog = field(default_factory=RoundLog)
     baseline_step: float | None = None  # target-only seconds per token, measured
     version: int = 0  # bumped on every change, so the plot timer redraws only when needed
+    notice: str | None = None  # said on the speedup plot: target-only by choice, or a predicted slowdown
 
     def new_message(self) -> None:
         self.message = RoundLog()
@@ -60,6 +61,10 @@ class LiveStats:
     def add(self, rounds: list[RoundEvent]) -> None:
         self.message.rounds.extend(rounds)
         self.session.rounds.extend(rounds)
+        self.version += 1
+
+    def set_notice(self, text: str | None) -> None:
+        self.notice = text
         self.version += 1
 
     def set_baseline(self, seconds_per_token: float) -> None:

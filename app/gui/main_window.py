@@ -23,7 +23,7 @@ from .chat_flow import ChatFlowMixin
 from .history_flow import HistoryFlowMixin
 from .live_stats import LiveStats
 from .menus import MenusMixin
-from .model_flow import ModelFlowMixin
+from .model_flow import ModelFlowMixin, choice_status
 from .model_loader import ModelLoader
 from .window_layout import LayoutMixin
 from .window_settings import BASE_FONT_PT
@@ -51,7 +51,9 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.target = None
         self.drafter = None
         self.target_spec = target_spec or str(self.settings.value("target", "default"))
-        self.draft_spec = draft_spec or str(self.settings.value("draft", "self"))
+        self.draft_spec = draft_spec or str(self.settings.value("draft", "auto"))
+        self.selection = None  # the measured drafter choice of the loaded pair (app.models.calibration)
+        self.auto = None  # its live γ controller
         self.conv_id: int | None = None
         self.answer_index = -1
         self.editing: int | None = None
@@ -150,6 +152,9 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")
         alpha = self.stats.session.alpha
         labels["alpha"].setText(f"α {alpha:.3f}" if alpha is not None else "α –")
+        text, why = choice_status(self.selection, self.auto, self.controls.gamma_is_auto(), self.stats)
+        labels["choice"].setText(text)
+        labels["choice"].setToolTip(why)
 
     def closeEvent(self, event) -> None:
         """Stop the engine before the window goes: a running round finishes (generation) or the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox
 
 from .model_loader import LoadRequest, LoadResult
@@ -30,6 +31,10 @@ class ModelFlowMixin:
             self.stats.baseline_step = None
             self.messages_since_baseline = 0
         self.target, self.drafter = result.target, result.drafter
+        self.selection = result.selection
+        self.auto = result.selection.auto_gamma() if result.selection is not None else None
+        self.controls.set_auto_gamma(self.auto)
+        self.stats.set_notice(plot_notice(self.selection))
         self.target_spec, self.draft_spec = result.target.spec, result.draft_spec
         tokenizer = result.target.tokenizer
         self.details.decode = lambda token_id: tokenizer.decode([token_id])
@@ -58,3 +63,44 @@ class ModelFlowMixin:
 
     def _draft_name(self) -> str:
         return self.drafter.name if self.drafter is not None else "none (target only)"
+
+
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("ModelFlow", text)
+
+
+def plot_notice(selection) -> str | None:
+    """What the speedup plot must say about the loaded choice: running target-only, or a hand-picked
+    draft predicted slower than target-only. None when the draft is predicted to pay."""
+    if selection is None:
+        return None
+    choice = selection.choice
+    if choice.target_only and choice.options:
+        return _tr("Running target-only: no draft is predicted to be faster here. {0}").format(_options(choice))
+    if not choice.target_only and choice.predicted < 1.0:
+        best = choice.options[0] if choice.options else None
+        return _tr("Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft 'auto'.").format(
+            best.label, choice.predicted, best.why) if best else None
+    return None
+
+
+def choice_status(selection, auto, gamma_auto: bool, stats) -> tuple[str, str]:
+    """(status-bar text, tooltip) for the drafter choice and the live γ."""
+    if selection is None:
+        return "", ""
+    choice = selection.choice
+    how = _tr("cached timings") if selection.calibration.cached else _tr("timed at load")
+    if choice.target_only:
+        if not choice.options:
+            return _tr("target-only"), choice.reason
+        return _tr("Target-only: {0}").format(_options(choice)), f"{choice.reason} [{how}]"
+    predicted = auto.predicted if auto is not None and auto.rounds else choice.predicted
+    gamma = _tr("γ auto {0}").format(auto.gamma()) if auto is not None and gamma_auto else _tr("γ fixed")
+    if predicted < 1.0:
+        return _tr("Slower than target-only: predicted {0:.2f}× · {1}").format(predicted, gamma), \
+            f"{choice.reason} [{how}]"
+    return _tr("{0} · predicted {1:.2f}×").format(gamma, predicted), f"{choice.reason} [{how}]"
+
+
+def _options(choice) -> str:
+    return "; ".join(f"{o.label} {o.predicted:.2f}× ({o.why})" for o in choice.options)

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.engine import Drafter
-from app.models import LoadedModel, LoadProgress, ModelError, load_model, make_drafter
+from app.models import NO_DRAFT, LoadedModel, LoadProgress, ModelError, load_model
+from app.models.calibration import MeasurementCancelled, Selection, select
 
 
 @dataclass
@@ -27,6 +28,7 @@ class LoadResult:
     drafter: Drafter | None
     draft_spec: str
     seconds: float
+    selection: Selection | None = None  # the measured choice ("auto") and costs behind the live γ
 
 
 class ModelLoader(QObject):
@@ -44,17 +46,21 @@ class ModelLoader(QObject):
                                     progress=lambda p: self._report("Target", p, 0.0, 0.8))
             if request.cancel is not None and request.cancel.is_set():
                 return
-            self.progress.emit(f"Preparing draft {request.draft_spec} …", 0.8)
-            # make_drafter runs the tokenizer pre-flight: IncompatibleModels names the mismatch
-            drafter = make_drafter(request.draft_spec, target,
-                                   progress=lambda p: self._report("Draft", p, 0.8, 0.2))
+            self.progress.emit(self.tr("Preparing draft {0} …").format(request.draft_spec), 0.8)
+            # Times the drafters on this machine (or reads the cached timings) and builds the chosen
+            # one; make_drafter inside runs the tokenizer pre-flight (IncompatibleModels names the mismatch).
+            selection = select(target, request.draft_spec, progress=lambda p: self._report("Draft", p, 0.8, 0.2),
+                               cancel=request.cancel)
+        except MeasurementCancelled:
+            return
         except ModelError as exc:
             self.failed.emit(str(exc).splitlines()[0])
             return
         except Exception as exc:  # a broken model file must not take the app down
             self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
             return
-        self.loaded.emit(LoadResult(target, drafter, request.draft_spec, time.perf_counter() - start))
+        self.loaded.emit(LoadResult(target, selection.drafter, request.draft_spec, time.perf_counter() - start,
+                                    selection if request.draft_spec != NO_DRAFT else None))
 
 
     def _report(self, what: str, p: LoadProgress, start: float, span: float) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pyqtgraph.exporters as exporters
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
@@ -22,6 +22,8 @@ from app.history import palette
 from .live_stats import LiveStats
 from .theme import Colors
 
+SLOW_AFTER_ROUNDS = 8  # measured points before a slowdown is called out (the first ones are noisy)
+SLOW_BELOW = 0.97
 REFRESH_MS = 250  # 4 Hz: live enough; every repaint holds the GIL the engine thread needs
 BLUE, ORANGE, GREEN = palette.ACCEPTED, palette.CORRECTED, palette.BONUS
 
@@ -32,6 +34,7 @@ class PlotsPanel(QWidget):
         self.stats = stats
         self.colors = colors
         self._drawn = -1
+        self._notice: str | None = None
         self._gamma = 1
         self._ranged_gamma = 0  # gamma the x ranges were last set for
         self._titles: dict[str, str] = {}  # setTitle re-lays out the plot: only call it on change
@@ -76,6 +79,11 @@ class PlotsPanel(QWidget):
         self.speedup_predicted = s.plot(
             [], [], pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="predicted (Leviathan)"
         )
+        # A slowdown is never shown as normal: target-only by choice, or a draft predicted or measured slower.
+        self.speedup_notice = pg.TextItem("", color=ORANGE, anchor=(0, 0))
+        self.speedup_notice.setParentItem(s.getViewBox())
+        self.speedup_notice.setPos(6, 4)
+        self.speedup_notice.setTextWidth(340)
         p = self.plots["position"]
         self.pos_message = pg.BarGraphItem(x=[], height=[], width=0.6, brush=BLUE, pen=None, name="message")
         p.addItem(self.pos_message)
@@ -135,6 +143,14 @@ class PlotsPanel(QWidget):
             self.speedup_predicted.setData([0, max(sx)], [predicted, predicted])
         else:
             self.speedup_predicted.setData([], [])
+        notice = st.notice
+        drafted = any(r.drafted for r in st.message.rounds)
+        if notice is None and drafted and len(sy) >= SLOW_AFTER_ROUNDS and sy[-1] < SLOW_BELOW:
+            notice = QCoreApplication.translate(
+                "PlotsPanel", "Measured slower than target-only so far ({0:.2f}×) on this machine.").format(sy[-1])
+        if notice != self._notice:
+            self._notice = notice
+            self.speedup_notice.setText(notice or "")
         self._title("speedup", "Speedup vs target-only",
                     (BLUE, "measured" + (f" {sy[-1]:.2f}×" if sy else "")),
                     (ORANGE, "predicted" + (f" {predicted:.2f}×" if predicted is not None else "")))

@@ -98,6 +98,7 @@ class LayoutMixin:
         self.progress = QProgressBar(maximum=0, fixedWidth=140, visible=False)
         bar.addWidget(self.progress)
         bar.addWidget(self.progress_label)
-        self.status_labels = {key: QLabel() for key in ("device", "models", "speed", "alpha")}
+        self.status_labels = {key: QLabel() for key in ("choice", "device", "models", "speed", "alpha")}
+        self.status_labels["choice"].setObjectName("choice")
         for label in self.status_labels.values():
             bar.addPermanentWidget(label)

@@ -39,6 +39,7 @@ class GenerationRequest:
     params: Callable[[], DecodeParams]  # read at every round: live controls apply at the next round
     cancel: threading.Event = field(default_factory=threading.Event)
     baseline_steps: int = 0  # time this many target-only steps first (measured speedup); 0 skips
+    observe: Callable[[RoundEvent], None] | None = None  # sees every round in the engine thread (auto γ)
 
 
 class GenerationWorker(QObject):
@@ -69,6 +70,8 @@ class GenerationWorker(QObject):
                         return
                     batch.append(event)
                     if isinstance(event, RoundEvent):
+                        if request.observe is not None:
+                            request.observe(event)
                         self.events.emit(batch)
                         batch = []
         except Exception as exc:  # anything the engine raises ends this message, never the app

@@ -1,10 +1,10 @@
 """Measure every available drafter for a loaded target on this machine, cache the result, and choose.
 
 What is timed: the target's verify pass over n = 1..γmax+1 tokens after a cached prompt (v(n)), one
-head row, and a short greedy probe of each drafter through the real decoding loop (c and α). c is
-taken against the verify passes of the same probe rounds, so a burst of load from other processes
-scales both sides alike. The result is cached per machine, pair, device and dtype in a small JSON
-file in the user cache folder; any change of those gives a new key. No Qt here.
+head row, and a short greedy probe of each drafter through the real decoding loop (c and α). Other
+processes only ever add time, so every cost is the minimum over repetitions (the uncontended cost),
+and v(n) is made non-decreasing in n. The result is cached per machine, pair, device and dtype in a
+small JSON file in the user cache folder; any change of those gives a new key. No Qt here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import platform
-import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from app.paths import user_cache_dir
 
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter
 from .embedded import DEFAULT_SPEC
+from .errors import ModelError
 from .loading import LoadedModel
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 
@@ -36,10 +36,14 @@ CACHE_NAME = "drafter-costs.json"
 CACHE_FORMAT = 1
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
-PROBE_TOKENS = 32
+PROBE_TOKENS = 20
 PROBE_GAMMA = 4
 VERIFY_REPS = 3
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
+
+
+class MeasurementCancelled(Exception):
+    """The cancel flag was set while drafters were being timed (the app is closing)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ def candidate_specs(target: LoadedModel) -> list[str]:
 
 def select(
     target: LoadedModel, spec: str = AUTO, *, gamma_max: int = GAMMA_MAX, progress: ProgressCallback | None = None,
-    use_cache: bool = True, **load_kwargs,
+    use_cache: bool = True, cancel=None, **load_kwargs,
 ) -> Selection:
     """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
     drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice."""
@@ -98,7 +102,8 @@ def select(
         cal = Calibration(VerifyCosts((1.0,)), (), True, 0.0, device_label(target.device))
         return Selection(None, NO_DRAFT, Choice(None, 1, 1.0, "target-only (chosen by hand)"), cal)
     specs = candidate_specs(target) if spec == AUTO else [spec]
-    cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache, **load_kwargs)
+    cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache,
+                           skip_failures=spec == AUTO, cancel=cancel, **load_kwargs)
     choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device)
     if spec != AUTO:  # chosen by hand: keep it, but the choice still says whether it pays
         option = choice.options[0] if choice.options else None
@@ -113,15 +118,16 @@ def select(
     gc.collect()
     if drafter is None and chosen != NO_DRAFT:
         report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
-        drafter = make_drafter(chosen, target, **load_kwargs)
+        drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
     return Selection(drafter, chosen, choice, cal)
 
 
 def calibrate(
     target: LoadedModel, specs: list[str], *, gamma_max: int = GAMMA_MAX, progress: ProgressCallback | None = None,
-    use_cache: bool = True, **load_kwargs,
+    use_cache: bool = True, skip_failures: bool = False, cancel=None, **load_kwargs,
 ) -> tuple[Calibration, dict[str, Drafter]]:
-    """(calibration, the drafters built while measuring, by spec). A cached result builds none."""
+    """(calibration, the drafters built while measuring, by spec). A cached result builds none.
+    skip_failures: a candidate that cannot be built (damaged, made for another target) is left out."""
     report = progress or ignore_progress
     key = cache_key(target, specs, gamma_max)
     label = device_label(target.device)
@@ -133,8 +139,15 @@ def calibrate(
     verify = measure_verify(target.model, ids, gamma_max + 1)
     profiles, built = [], {}
     for i, spec in enumerate(specs):
+        if cancel is not None and cancel.is_set():
+            raise MeasurementCancelled
         report(LoadProgress("measure", (i + 0.5) / (len(specs) + 1), f"timing drafter {spec}"))
-        drafter = make_drafter(spec, target, **load_kwargs)
+        try:
+            drafter = make_drafter(spec, target, progress=report, **load_kwargs)
+        except ModelError:
+            if not skip_failures:
+                raise
+            continue
         if drafter is None:
             continue
         built[spec] = drafter
@@ -172,8 +185,12 @@ def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS
             if rep:
                 times[n, keep].append(time.perf_counter() - t0)
             rollback(cache, held)
-    seconds = tuple(statistics.median(times[n, n]) for n in range(1, n_max + 1))
-    head = max(0.0, (seconds[-1] - statistics.median(times[n_max, 1])) / max(n_max - 1, 1))
+    seconds, floor = [], 0.0
+    for n in range(1, n_max + 1):  # more tokens never cost less: what looks cheaper is noise
+        floor = max(floor, min(times[n, n]))
+        seconds.append(floor)
+    seconds = tuple(seconds)
+    head = max(0.0, (min(times[n_max, n_max]) - min(times[n_max, 1])) / max(n_max - 1, 1))
     return VerifyCosts(seconds, head, lazy=_lazy_head(model))
 
 
@@ -191,14 +208,10 @@ def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, v
     params = DecodeParams(gamma=PROBE_GAMMA, temperature=0.0, max_new_tokens=PROBE_TOKENS, seed=0)
     rounds = generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).rounds[1:]
     drafted = [r for r in rounds if r.drafted]
-    costs, tested, accepted = [], 0, 0
-    for r in drafted:
-        # This round's target step, from its own verify pass: load on the machine scales both alike.
-        step = r.verify_time / verify.v(r.drafted + 1)
-        costs.append(r.draft_time / r.drafted / step)
-        tested += min(r.drafted, r.accepted + 1)
-        accepted += r.accepted
-    c = statistics.median(costs) if costs else 0.0
+    tested = sum(min(r.drafted, r.accepted + 1) for r in drafted)
+    accepted = sum(r.accepted for r in drafted)
+    # Uncontended costs on both sides: the fastest drafted token against the fastest target step.
+    c = min(r.draft_time / r.drafted for r in drafted) / verify.step if drafted else 0.0
     alpha = accepted / tested if tested else 0.0
     per_position: tuple[float, ...] = ()
     label = getattr(drafter, "name", spec)

@@ -13,7 +13,7 @@ from app.engine import DecodeParams
 ROW_KEYS = {
     "config", "engine", "mode", "tokens_per_second", "new_tokens", "speedup", "alpha", "rounds",
     "drafted_rounds", "mean_accepted", "acceptance_histogram", "peak_memory_mib", "c", "verify_cost",
-    "predicted_speedup", "efficiency",
+    "predicted_speedup", "efficiency", "per_position_acceptance", "gammas", "ratio_to_best_hf",
 }
 
 
@@ -47,8 +47,14 @@ def test_every_configuration_is_reported(summary):
         assert tps["min"] <= tps["median"] <= tps["max"]
         assert row["peak_memory_mib"] > 0
     assert set(summary["ratios"]) == {
-        "speclens_over_hf_target_only", "speclens_over_hf_speculative", "speclens_over_hf_prompt_lookup"
+        "speclens_over_hf_target_only", "speclens_over_hf_speculative", "speclens_over_hf_prompt_lookup",
+        "best_hf", "best_speclens", "best_speclens_over_best_hf",
     }
+    hf = {row["config"]: row["tokens_per_second"]["median"] for row in summary["configs"] if row["engine"] == "hf"}
+    assert summary["ratios"]["best_hf"] == max(hf, key=hf.get)
+    best = next(row for row in summary["configs"] if row["config"] == summary["ratios"]["best_hf"])
+    assert best["ratio_to_best_hf"] == pytest.approx(1.0)
+    assert "HF assisted, HF defaults" in hf
     assert set(summary["costs"]) == {"chat", "echo"}
 
 
@@ -93,6 +99,12 @@ def test_cli_writes_json_and_markdown(tiny_pair_dirs, tiny_suite, tmp_path, caps
     assert data["meta"]["repeats"] == 1
     md = out.with_suffix(".md").read_text()
     assert "SpecLens speculative / HF assisted" in md
+    assert "## Drafter choice (auto)" in md and "SpecLens auto (default) / best HF" in md
+    assert data["choice"]["profiles"] and len(data["choice"]["verify_seconds"]) == 9
+    auto = next(row for row in data["settings"][0]["configs"] if row["config"] == "SpecLens auto (default)")
+    outputs = data["settings"][0]["outputs"]
+    assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"]  # greedy: exact either way
+    assert auto["speedup"] > 0
     assert md in capsys.readouterr().out
 
 
@@ -131,3 +143,27 @@ def test_malformed_suite(tmp_path):
     bad.write_text('{"prompts": [{"id": "x"}]}')
     with pytest.raises(ValueError, match="is not a prompt suite"):
         load_suite(str(bad))
+
+
+def test_auto_and_hf_defaults_rows(tiny_pair, tiny_suite):
+    """The app's default (drafter and γ chosen by measurement, γ live) and HF's own assisted defaults."""
+    from app.bench.runners import AUTO, HF_DEFAULTS, Config
+    from app.models.calibration import select
+
+    pair = tiny_pair
+    pair.selection = select(pair.target, "prompt-lookup")
+    try:
+        configs = [Config("speclens", TARGET_ONLY), Config("hf", TARGET_ONLY), Config("hf", HF_DEFAULTS),
+                   Config("speclens", AUTO)]
+        params = DecodeParams(gamma=3, temperature=0.0, max_new_tokens=16, seed=3)
+        summary = summarize_setting(run_setting(pair, load_suite(str(tiny_suite)), params, 1, configs))
+    finally:
+        pair.selection = None
+    rows = {row["config"]: row for row in summary["configs"]}
+    auto = rows["SpecLens auto (default)"]
+    assert auto["gammas"] and all(1 <= int(g) <= 8 for g in auto["gammas"])
+    assert sum(auto["gammas"].values()) == auto["rounds"]
+    assert len(auto["per_position_acceptance"]) == max(int(g) for g in auto["gammas"])
+    assert summary["ratios"]["speclens_auto_over_best_hf"] > 0
+    outputs = summary["outputs"]
+    assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"] == outputs["HF assisted, HF defaults"]

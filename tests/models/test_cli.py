@@ -5,8 +5,9 @@ import pytest
 from app.cli import main
 
 
-def run(capsys, *argv):
-    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "5", "--seed", "0", *argv])
+def run(capsys, *argv, gamma="4"):
+    """A fixed γ by default: with a seed, the sampled answer (and where EOS falls) depends on the γ path."""
+    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "5", "--seed", "0", "--gamma", gamma, *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -43,3 +44,22 @@ def test_bad_input_is_one_line(capsys, tiny_pair_dirs, argv, message):
     last = err.strip().splitlines()[-1]
     assert code == 2 and message in last and last.startswith("speclens generate: error:")
     assert "Traceback" not in err
+
+
+def test_auto_draft_and_gamma_are_the_default(capsys, tiny_pair_dirs):
+    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "6", "--seed", "0", "--temperature", "0",
+                 "--target", str(tiny_pair_dirs[0])])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "choice (measured in" in err  # first time on this machine and pair: timed
+    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "6", "--seed", "0", "--temperature", "0",
+                 "--target", str(tiny_pair_dirs[0])])
+    err = capsys.readouterr().err
+    assert code == 0 and "choice (cached measurement)" in err
+
+
+def test_bad_gamma_is_one_line(capsys, tiny_pair_dirs):
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", "--prompt", "hi", "--gamma", "lots", "--target", str(tiny_pair_dirs[0])])
+    assert exc.value.code == 2
+    assert "expected 'auto' or an integer" in capsys.readouterr().err
