@@ -33,12 +33,13 @@ from .progress import LoadProgress, ProgressCallback, ignore_progress
 
 AUTO = "auto"
 CACHE_NAME = "drafter-costs.json"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: minimum timings
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
-PROBE_TOKENS = 20
+PROBE_TOKENS = 16
 PROBE_GAMMA = 4
-VERIFY_REPS = 3
+VERIFY_REPS = 2
+VERIFY_SIZES = (1, 2, 3, 5, 9, 17)  # timed token counts; v(n) between them is interpolated (it is ~linear)
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
 
@@ -166,14 +167,16 @@ def _sync(device: torch.device) -> None:
 
 @torch.inference_mode()
 def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
-    """v(n) for n = 1..n_max in seconds (head on every row), interleaved over reps; and one head row's
-    seconds from the n_max pass with one row against all rows."""
+    """v(n) for n = 1..n_max in seconds (head on every row), timed at VERIFY_SIZES and n_max, interleaved
+    over reps, interpolated between; and one head row's seconds from the n_max pass with one row
+    against all rows."""
     device = next(model.parameters()).device
     ids = ids.to(device)
     cache = new_cache(model)
     forward(model, cache, ids[:-1], keep=1)
     held = cache.get_seq_length()
-    sizes = [(n, n) for n in range(1, n_max + 1)] + [(n_max, 1)]
+    timed = sorted({n for n in VERIFY_SIZES if n < n_max} | {n_max})
+    sizes = [(n, n) for n in timed] + [(n_max, 1)]
     times: dict[tuple[int, int], list[float]] = {s: [] for s in sizes}
     for rep in range(reps + 1):  # the first pass warms kernels and the allocator, and is not kept
         for n, keep in sizes:
@@ -185,13 +188,20 @@ def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS
             if rep:
                 times[n, keep].append(time.perf_counter() - t0)
             rollback(cache, held)
-    seconds, floor = [], 0.0
-    for n in range(1, n_max + 1):  # more tokens never cost less: what looks cheaper is noise
+    points, floor = [], 0.0
+    for n in timed:  # more tokens never cost less: what looks cheaper is noise
         floor = max(floor, min(times[n, n]))
-        seconds.append(floor)
-    seconds = tuple(seconds)
+        points.append((n, floor))
+    seconds = tuple(_interpolate(points, n) for n in range(1, n_max + 1))
     head = max(0.0, (min(times[n_max, n_max]) - min(times[n_max, 1])) / max(n_max - 1, 1))
     return VerifyCosts(seconds, head, lazy=_lazy_head(model))
+
+
+def _interpolate(points: list[tuple[int, float]], n: int) -> float:
+    for (n0, s0), (n1, s1) in zip(points, points[1:], strict=False):
+        if n0 <= n <= n1:
+            return s0 + (s1 - s0) * (n - n0) / (n1 - n0)
+    return points[0][1]
 
 
 def _lazy_head(model) -> bool:
