@@ -23,6 +23,8 @@ class MenusMixin:
         chat.addAction("Regenerate last answer", QKeySequence("Ctrl+R"), self.regenerate)
         chat.addAction("Copy last answer", QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
+        models = self.menuBar().addMenu(self.tr("&Models"))
+        models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
         view = self.menuBar().addMenu("&View")
         view.addAction("Larger text", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))

@@ -5,10 +5,22 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox
 
+from app.models import default_device
+
 from .model_loader import LoadRequest, LoadResult
 
 
 class ModelFlowMixin:
+    def show_recommended_pairs(self, pairs=None):
+        """Models → Recommended pairs…; a choice loads through the loader (download progress included)."""
+        from .pairs_dialog import PAIRS, PairsDialog
+
+        device = self.target.device if self.target is not None else default_device()
+        dialog = PairsDialog(device, pairs or PAIRS, parent=self)
+        dialog.chosen.connect(self.load_models)
+        dialog.open()
+        return dialog
+
     def load_models(self, target_spec: str, draft_spec: str) -> None:
         """Load in the engine thread; queued behind a running generation, so a draft swap made
         while answering applies to the next message."""

@@ -64,4 +64,5 @@ class ModelLoader(QObject):
 
 
     def _report(self, what: str, p: LoadProgress, start: float, span: float) -> None:
-        self.progress.emit(f"{what}: {p.message or p.stage} …", start + span * p.fraction)
+        size = f" {p.bytes_done / 2**20:.0f}/{p.bytes_total / 2**20:.0f} MiB" if p.bytes_total else ""
+        self.progress.emit(f"{what}: {p.message or p.stage}{size} …", start + span * p.fraction)
