@@ -16,6 +16,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="measure speedup against target-only and Hugging Face generation")
     add_model_args(p)
     p.set_defaults(draft="self")  # the model draft that SpecLens and HF assisted generation share
+    p.add_argument("--trained", default=None, metavar="DIR",
+                   help="a `speclens distill` output to bench as the trained draft (default: the best one found "
+                        "for the target)")
     p.add_argument("--no-auto", action="store_true",
                    help="leave out the app's default configuration (drafter and γ chosen by measurement)")
     p.add_argument("--gamma", type=int, default=4, help="draft length per round (1..16)")
@@ -90,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
     if not gammas:
         from app.models.calibration import _trained_drafts, select
 
-        trained = _trained_drafts(target)
+        trained = [args.trained] if args.trained else [str(i.path) for i in _trained_drafts(target)]
         if trained:
-            log(f"trained draft: {trained[0].describe()}")
-            pair.trained = make_drafter(str(trained[0].path), target)
+            log(f"trained draft: {trained[0]}")
+            pair.trained = make_drafter(trained[0], target)
         if not args.no_auto:
             log("measuring the drafters for the auto configuration ...")
             pair.selection = select(target, "auto", **kwargs)

@@ -80,7 +80,7 @@ class PlotsPanel(QWidget):
             [], [], pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="predicted (Leviathan)"
         )
         # A slowdown is never shown as normal: target-only by choice, or a draft predicted or measured slower.
-        self.speedup_notice = pg.TextItem("", color=ORANGE, anchor=(0, 0))
+        self.speedup_notice = pg.TextItem("", color=ORANGE, anchor=(0, 0), fill=pg.mkBrush(colors.base))
         self.speedup_notice.setParentItem(s.getViewBox())
         self.speedup_notice.setPos(6, 4)
         self.speedup_notice.setTextWidth(340)
