@@ -20,7 +20,7 @@ BASELINE_EVERY = 4  # re-measure every this many messages (prompt length and mac
 class ChatFlowMixin:
     def send(self) -> None:
         text = self.input.toPlainText().strip()
-        if not text or self.generating or self.loading or self.target is None:
+        if not text or self.generating or self.loading or self.training or self.target is None:
             return
         if self.editing is not None:
             self._truncate(self.editing)
@@ -120,6 +120,7 @@ class ChatFlowMixin:
                 self.show_banner(f"The answer was not saved: {exc}")
         self.chat.render_all()  # adds the footer: stats and actions
         self.generating = False
+        self.recheck_choice()
         self.conversations.refresh(self.conv_id)
         self._update_status()
         self._sync_buttons()
@@ -133,7 +134,7 @@ class ChatFlowMixin:
 
     def regenerate(self) -> None:
         last = len(self.chat.messages) - 1
-        if self.generating or self.loading or self.target is None or last < 0:
+        if self.generating or self.loading or self.training or self.target is None or last < 0:
             return
         if self.chat.messages[last].role == "assistant":
             self._truncate(last)

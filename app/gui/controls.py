@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,6 +27,7 @@ from app.models.catalog import SELF_DRAFT_KINDS
 
 BROWSE_DIR = "Browse folder…"
 BROWSE_GGUF = "Browse .gguf file…"
+TRAINED_ROLE = Qt.ItemDataRole.UserRole + 1  # marks the trained-draft entries of the draft picker
 AUTO_GAMMA = 0  # the γ spin box's special value: re-chosen every round from live measurements
 AUTO_GAMMA_START = 4  # what params() carries until the live choice replaces it
 
@@ -129,6 +130,24 @@ class ControlsPanel(QWidget):
             combo.insertSeparator(combo.count())
             combo.addItem(BROWSE_DIR, BROWSE_DIR)
             combo.addItem(BROWSE_GGUF, BROWSE_GGUF)
+
+    def set_trained_drafts(self, infos) -> None:
+        """List the target's trained drafts (app.models.TrainedDraftInfo) after 'auto', with α and c from
+        each draft's evaluation report; earlier listed ones are replaced."""
+        for i in range(self.draft.count() - 1, -1, -1):
+            if self.draft.itemData(i, TRAINED_ROLE):
+                self.draft.removeItem(i)
+
+        def fmt(x):
+            return "?" if x is None else f"{x:.2f}"
+
+        for offset, info in enumerate(infos, start=1):
+            label = self.tr("{0} · α {1} (T=0), {2} (T=0.7) · c {3}").format(
+                info.name, fmt(info.alpha_greedy), fmt(info.alpha_sampled), fmt(info.c))
+            self.draft.insertItem(offset, label, str(info.path))
+            self.draft.setItemData(offset, True, TRAINED_ROLE)
+            self.draft.setItemData(offset, self.tr("trained draft in {0}").format(info.path),
+                                   Qt.ItemDataRole.ToolTipRole)
 
     def select(self, combo: QComboBox, spec: str) -> None:
         """Show spec as the current entry, adding it (a browsed path) when it is not listed."""

@@ -20,6 +20,7 @@ from app.paths import user_data_dir
 
 from . import theme, window_settings
 from .chat_flow import ChatFlowMixin
+from .distill_dialog import DistillWorker
 from .history_flow import HistoryFlowMixin
 from .live_stats import LiveStats
 from .menus import MenusMixin
@@ -40,6 +41,7 @@ def settings_file() -> Path:
 class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin, QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
+    _distill = Signal(object)
 
     def __init__(self, target_spec: str | None = None, draft_spec: str | None = None, autoload: bool = True,
                  parent=None) -> None:
@@ -54,11 +56,14 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.draft_spec = draft_spec or str(self.settings.value("draft", "auto"))
         self.selection = None  # the measured drafter choice of the loaded pair (app.models.calibration)
         self.auto = None  # its live γ controller
+        self.switched = None  # why auto fell back to target-only after live rounds, if it did
         self.conv_id: int | None = None
         self.answer_index = -1
         self.editing: int | None = None
         self.generating = False
         self.loading = False
+        self.training = False  # a draft is being distilled in the engine thread
+        self.distill_dialog = None
         self.cancel = threading.Event()
         self.closing = threading.Event()
         self.pending: list = []
@@ -86,10 +91,12 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.engine_thread.setObjectName("speclens-engine")
         self.worker = GenerationWorker()
         self.loader = ModelLoader()
-        for obj in (self.worker, self.loader):
+        self.distill_worker = DistillWorker()
+        for obj in (self.worker, self.loader, self.distill_worker):
             obj.moveToThread(self.engine_thread)
         self._generate.connect(self.worker.start)
         self._load.connect(self.loader.load)
+        self._distill.connect(self.distill_worker.start)
         self.worker.baseline.connect(self._on_baseline)
         self.worker.events.connect(self._on_events)
         self.worker.finished.connect(self._on_finished)
@@ -136,7 +143,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.settings.setValue("font_size", size)
 
     def _sync_buttons(self) -> None:
-        ready = self.target is not None and not self.loading
+        ready = self.target is not None and not self.loading and not self.training
         self.send_button.setEnabled(ready and not self.generating)
         self.stop_button.setEnabled(self.generating)
         self.controls.set_models_enabled(not self.generating and not self.loading)
@@ -152,7 +159,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")
         alpha = self.stats.session.alpha
         labels["alpha"].setText(f"α {alpha:.3f}" if alpha is not None else "α –")
-        text, why = choice_status(self.selection, self.auto, self.controls.gamma_is_auto(), self.stats)
+        text, why = choice_status(self.selection, self.auto, self.controls.gamma_is_auto(), self.stats,
+                                  self.switched)
         labels["choice"].setText(text)
         labels["choice"].setToolTip(why)
 
@@ -162,6 +170,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         window_settings.save(self)
         self.cancel.set()
         self.closing.set()
+        if self.distill_dialog is not None and self.distill_dialog.running:
+            self.distill_dialog.stop()  # the best checkpoint so far is kept
         self.hide()
         self.engine_thread.quit()
         self.engine_thread.wait()

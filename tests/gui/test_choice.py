@@ -69,3 +69,20 @@ def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypat
     assert win.status_labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
     assert "Slower than target-only" in win.plots.speedup_notice.toPlainText()
+
+
+def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_window):
+    from app.engine import RoundEvent
+
+    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
+    assert win.drafter is not None
+    win.recheck_choice()
+    assert win.drafter is not None  # no live evidence yet
+    for i in range(1, 30):  # the draft is rejected every time in practice
+        g = win.auto.gamma()
+        win.auto.observe(RoundEvent(i, g, g, 0, 1, False, (0.0,) * g, 1e-5, CPU.seconds[g]))
+    win.recheck_choice()
+    assert win.drafter is None and win.auto is None
+    assert win.status_labels["choice"].text() == "Target-only (switched live)"
+    win.plots.refresh()
+    assert "Switched to target-only: live α 0.00" in win.plots.speedup_notice.toPlainText()
