@@ -91,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
     pair = Pair(target, draft_model, drafter if draft_model is not None else None)
     result_choice = None
     if not gammas:
-        from app.models.calibration import _trained_drafts, select
+        from app.models.calibration import select, trained_drafts
 
-        trained = [args.trained] if args.trained else [str(i.path) for i in _trained_drafts(target)]
+        trained = [args.trained] if args.trained else [str(i.path) for i in trained_drafts(target)]
         if trained:
             log(f"trained draft: {trained[0]}")
             pair.trained = make_drafter(trained[0], target)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox
 
-from app.models import default_device, list_trained_drafts
-from app.models.calibration import AUTO
+from app.models import default_device
+from app.models.calibration import AUTO, trained_drafts
 
 from .model_loader import LoadRequest, LoadResult
 
@@ -23,50 +23,6 @@ class ModelFlowMixin:
         dialog.chosen.connect(self.load_models)
         dialog.open()
         return dialog
-
-    def show_train_dialog(self):
-        """Models → Train a draft…: distill for the loaded target in the engine thread, with cancel."""
-        from .distill_dialog import DistillDialog
-
-        if self.target is None:
-            self.statusBar().showMessage(self.tr("Load a target first"), 3000)
-            return None
-        dialog = DistillDialog(self.target, parent=self)
-        dialog.run_requested.connect(self._start_distill)
-        self.distill_worker.progress.connect(dialog.on_progress)
-        self.distill_worker.done.connect(dialog.on_done)
-        self.distill_worker.failed.connect(dialog.on_failed)
-        self.distill_worker.done.connect(self._distill_ended)
-        self.distill_worker.failed.connect(self._distill_ended)
-        dialog.use_draft.connect(lambda path: self.load_models(self.target_spec, path))
-        dialog.finished.connect(lambda *_: self._disconnect_distill(dialog))
-        self.distill_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def _start_distill(self, request) -> None:
-        self.training = True
-        self._sync_buttons()
-        self.progress_label.setText(self.tr("Training a draft …"))
-        self._distill.emit(request)
-
-    def _distill_ended(self, *_) -> None:
-        self.training = False
-        self.progress_label.setText(self.tr("Draft training finished"))
-        if self.target is not None:
-            self.controls.set_trained_drafts(list_trained_drafts(self.target))
-        self._sync_buttons()
-
-    def _disconnect_distill(self, dialog) -> None:
-        if dialog.running:  # closed while training: stop it, keep listening until it ends
-            dialog.stop()
-            return
-        for signal, slot in ((self.distill_worker.progress, dialog.on_progress),
-                             (self.distill_worker.done, dialog.on_done),
-                             (self.distill_worker.failed, dialog.on_failed),
-                             (self.distill_worker.done, self._distill_ended),
-                             (self.distill_worker.failed, self._distill_ended)):
-            signal.disconnect(slot)
 
     def load_models(self, target_spec: str, draft_spec: str) -> None:
         """Load in the engine thread; queued behind a running generation, so a draft swap made
@@ -87,8 +43,9 @@ class ModelFlowMixin:
         if auto.predicted >= 1.0:
             return
         p = auto.profile
-        self.switched = _tr("Switched to target-only: live α {0:.2f} and c {1:.2f} predict {2} at {3:.2f}× "
-                            "target-only on this machine.").format(p.alpha, p.c, p.label, auto.predicted)
+        self.switched = _tr("Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
+                            "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
+            p.alpha_at(1), p.c, p.label, auto.predicted)
         self.drafter, self.auto = None, None
         self.controls.set_auto_gamma(None)
         self.stats.set_notice(self.switched)
@@ -111,7 +68,7 @@ class ModelFlowMixin:
         self.auto = result.selection.auto_gamma() if result.selection is not None else None
         self.controls.set_auto_gamma(self.auto)
         self.stats.set_notice(plot_notice(self.selection))
-        self.controls.set_trained_drafts(list_trained_drafts(result.target))
+        self.controls.set_trained_drafts(trained_drafts(result.target))
         self.target_spec, self.draft_spec = result.target.spec, result.draft_spec
         tokenizer = result.target.tokenizer
         self.details.decode = lambda token_id: tokenizer.decode([token_id])

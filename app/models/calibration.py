@@ -83,7 +83,7 @@ def device_label(device: torch.device) -> str:
 def candidate_specs(target: LoadedModel) -> list[str]:
     """Drafters worth timing for this target: its trained drafts, the embedded model for a larger
     target of the same family, a reduced self-draft for small targets, and prompt lookup."""
-    specs = [str(info.path) for info in _trained_drafts(target)]
+    specs = [str(info.path) for info in trained_drafts(target)]
     if target.spec != DEFAULT_SPEC and _embedded_fits(target):
         specs.append(DEFAULT_SPEC)
     if sum(p.numel() for p in target.model.parameters()) <= SELF_DRAFT_MAX_PARAMS:
@@ -313,7 +313,8 @@ def _write_cache(key: str, cal: Calibration, target: LoadedModel) -> None:
 
 
 # --- optional sources --------------------------------------------------------------------------
-def _trained_drafts(target: LoadedModel) -> list:
+def trained_drafts(target: LoadedModel) -> list:
+    """The trained feature drafts made for this target (app.models.trained_drafts), best α first."""
     try:
         from .trained_drafts import list_trained_drafts
     except ImportError:  # an install without trained-draft support
@@ -322,7 +323,7 @@ def _trained_drafts(target: LoadedModel) -> list:
 
 
 def _trained_info(target: LoadedModel, spec: str):
-    return next((i for i in _trained_drafts(target) if str(i.path) == spec), None)
+    return next((i for i in trained_drafts(target) if str(i.path) == spec), None)
 
 
 def _embedded_fits(target: LoadedModel) -> bool:

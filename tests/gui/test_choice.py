@@ -45,7 +45,10 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     assert all(r.drafted == 0 for r in win.recorder.rounds)
 
 
-def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window):
+def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, monkeypatch):
+    from app.gui import model_flow
+
+    monkeypatch.setattr(model_flow, "RECHECK_ROUNDS", 10**9)  # the live fallback is tested on its own below
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.selection.spec == "prompt-lookup" and win.drafter is not None
     assert win.controls.gamma_is_auto() and win.auto is not None
@@ -85,4 +88,5 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
     assert win.drafter is None and win.auto is None
     assert win.status_labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
-    assert "Switched to target-only: live α 0.00" in win.plots.speedup_notice.toPlainText()
+    assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
+        win.plots.speedup_notice.toPlainText()
