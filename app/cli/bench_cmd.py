@@ -19,6 +19,9 @@ def add_parser(sub) -> None:
     p.add_argument("--trained", default=None, metavar="DIR",
                    help="a `speclens distill` output to bench as the trained draft (default: the best one found "
                         "for the target)")
+    p.add_argument("--only", default=None, metavar="NAME,...",
+                   help="run only these configurations (comma-separated, as named in the table, e.g. "
+                        "'SpecLens target-only,HF assisted,SpecLens auto (default)'); target-only rows are always kept")
     p.add_argument("--no-auto", action="store_true",
                    help="leave out the app's default configuration (drafter and γ chosen by measurement)")
     p.add_argument("--gamma", type=int, default=4, help="draft length per round (1..16)")
@@ -123,7 +126,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         for params in settings:
             log(f"setting temperature={params.temperature:g}, gamma={params.gamma} ...")
-            result["settings"].append(summarize_setting(run_setting(pair, prompts, params, args.repeats, log=log)))
+            configs = pick_configs(pair, args.only)
+            result["settings"].append(summarize_setting(
+                run_setting(pair, prompts, params, args.repeats, configs=configs, log=log)))
     if args.gui_overhead:
         from app.bench.gui_overhead import measure_gui_overhead
 
@@ -154,3 +159,18 @@ def choice_json(selection) -> dict:
             for p in cal.profiles
         ],
     }
+
+
+def pick_configs(pair, only: str | None):
+    """All configurations for the pair, or the named subset (target-only rows are every ratio's base)."""
+    from app.bench.runners import TARGET_ONLY, configs_for
+
+    configs = configs_for(pair.draft_model is not None, pair.trained is not None, pair.selection is not None)
+    if not only:
+        return configs
+    wanted = {name.strip() for name in only.split(",") if name.strip()}
+    unknown = wanted - {c.name for c in configs}
+    if unknown:
+        raise UsageError(f"--only: no configuration named {sorted(unknown)[0]!r}; "
+                         f"choose from {', '.join(c.name for c in configs)}")
+    return [c for c in configs if c.name in wanted or c.mode == TARGET_ONLY]

@@ -167,3 +167,15 @@ def test_auto_and_hf_defaults_rows(tiny_pair, tiny_suite):
     assert summary["ratios"]["speclens_auto_over_best_hf"] > 0
     outputs = summary["outputs"]
     assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"] == outputs["HF assisted, HF defaults"]
+
+
+def test_only_runs_the_named_configurations(tiny_pair_dirs, tiny_suite, tmp_path, capsys):
+    target, draft = map(str, tiny_pair_dirs)
+    out = tmp_path / "only.json"
+    argv = ["bench", "--target", target, "--draft", draft, "--prompts", str(tiny_suite), "--repeats", "1",
+            "--max-new-tokens", "4", "--temperature", "0", "--threads", "1", "--no-auto", "--out", str(out)]
+    assert main([*argv, "--only", "HF assisted"]) == 0
+    rows = [r["config"] for r in json.loads(out.read_text())["settings"][0]["configs"]]
+    assert rows == ["SpecLens target-only", "HF target-only", "HF assisted"]
+    assert main([*argv, "--only", "HF turbo"]) == 2
+    assert "no configuration named 'HF turbo'" in capsys.readouterr().err
