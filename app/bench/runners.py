@@ -18,7 +18,7 @@ from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, Round
 from .memory import PeakMemory
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
-HF_DEFAULTS = "assisted, HF defaults"  # HF only: the assistant's own defaults
+HF_DEFAULTS = "assisted (HF defaults)"  # HF only: the assistant's own defaults
 TRAINED = "trained draft"  # SpecLens only: a feature draft HF cannot run
 AUTO = "auto"  # SpecLens only: the app's default, drafter and γ chosen by measurement
 LOOKUP_MAX_NGRAM = 3

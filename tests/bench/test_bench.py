@@ -54,7 +54,7 @@ def test_every_configuration_is_reported(summary):
     assert summary["ratios"]["best_hf"] == max(hf, key=hf.get)
     best = next(row for row in summary["configs"] if row["config"] == summary["ratios"]["best_hf"])
     assert best["ratio_to_best_hf"] == pytest.approx(1.0)
-    assert "HF assisted, HF defaults" in hf
+    assert "HF assisted (HF defaults)" in hf
     assert set(summary["costs"]) == {"chat", "echo"}
 
 
@@ -166,7 +166,7 @@ def test_auto_and_hf_defaults_rows(tiny_pair, tiny_suite):
     assert len(auto["per_position_acceptance"]) == max(int(g) for g in auto["gammas"])
     assert summary["ratios"]["speclens_auto_over_best_hf"] > 0
     outputs = summary["outputs"]
-    assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"] == outputs["HF assisted, HF defaults"]
+    assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"] == outputs["HF assisted (HF defaults)"]
 
 
 def test_only_runs_the_named_configurations(tiny_pair_dirs, tiny_suite, tmp_path, capsys):

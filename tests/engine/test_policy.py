@@ -164,7 +164,7 @@ def test_auto_gamma_keeps_the_joint_distribution(vocab8_pair):
     counts = np.zeros(8**3, dtype=np.int64)
     drafter = ModelDrafter(draft)
     gammas = set()
-    for seed in range(6000):
+    for seed in range(4000):
         auto = AutoGamma(profile(0.05, 0.6), FLAT, gamma_max=3, weight=1.0)
         events = _auto_decode(target, drafter, torch.tensor([3]), replace(params, seed=seed), auto, vocab=8)
         gammas.update(e.gamma for e in events if isinstance(e, RoundEvent) and e.round > 0)
