@@ -2,7 +2,7 @@
 
 from .decode import ContextLengthError, accept, decode, speculative_step, verify
 from .drafters import Drafter, ModelDrafter, PromptLookupDrafter
-from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent, TopEntries
+from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent, Top, TopEntries
 from .result import Result, generate
 from .sampling import DecodeParams, logits_to_probs, sample
 from .stats import Summary, predicted_speedup, summarize
@@ -22,6 +22,7 @@ __all__ = [
     "StreamDetokenizer",
     "Summary",
     "TokenEvent",
+    "Top",
     "TopEntries",
     "accept",
     "decode",

@@ -11,19 +11,19 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from transformers import PreTrainedModel
 
 from .drafters import Drafter
-from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent, TopEntries
+from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent, Top, TopEntries
 from .kv import context_limit, forward, new_cache, rollback
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
 from .text import StreamDetokenizer
 
 RESIDUAL_EPS = 1e-6  # below this mass the residual is numerical noise (p ~ q): fall back to p
-TOP_N = 5  # entries of p, q and the residual kept on corrected tokens
+TOP_N = 5  # entries of p, q and the residual kept per drafted position and on corrected tokens
 
 
 class ContextLengthError(ValueError):
@@ -44,6 +44,10 @@ class Verdict:
     accept_prob: list[float]  # min(1, p_i(x_i) / q_i(x_i))
     overlap: list[float]  # sum_x min(p_i, q_i) per drafted position
     top: TopEntries | None
+    u: list[float] = field(default_factory=list)  # the uniform draw per tested position: n accepted, then the rejected one
+    top_p: list[Top] = field(default_factory=list)  # top entries of p_i per drafted position, then of p_{g+1}
+    top_q: list[Top] = field(default_factory=list)  # top entries of q_i per drafted position
+    next_top: Top = ()  # top entries of the distribution next_token was drawn from (residual, or p)
 
 
 def verify(target: PreTrainedModel, cache, ids: torch.Tensor, draft_tokens: torch.Tensor, params, vocab_size):
@@ -58,7 +62,7 @@ def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.G
 
     p [..., g + 1, V], q [..., g, V], x [..., g] with g >= 1 -> (n [...] leading acceptances,
     y [...] the corrected or bonus token, p_x [..., g], q_x [..., g], ratio [..., g], dist [..., V]
-    the distribution y was drawn from).
+    the distribution y was drawn from, u [..., g] the uniform draws: position i passes when u_i < ratio_i).
     """
     g = x.shape[-1]
     p_x = p[..., :g, :].gather(-1, x.unsqueeze(-1)).squeeze(-1)
@@ -72,7 +76,7 @@ def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.G
     # The residual at the first rejection, else p_{g+1} for the bonus token.
     rows = torch.cat([residual, p[..., g:, :]], dim=-2)
     dist = rows.gather(-2, n[..., None, None].expand(*n.shape, 1, rows.shape[-1])).squeeze(-2)
-    return n, sample(dist, generator, greedy), p_x, q_x, ratio, dist
+    return n, sample(dist, generator, greedy), p_x, q_x, ratio, dist, u
 
 
 def accept(
@@ -86,22 +90,29 @@ def accept(
     if g == 0:
         y = sample(p[0], generator, greedy)
         y_id = int(y)
-        return Verdict(0, y_id, [float(p[0, y_id])], [], [], [], None)
-    n, y, p_x, q_x, ratio, dist = decide(p, q, x, generator, greedy)
+        top_p = _tops(p[:1])
+        return Verdict(0, y_id, [float(p[0, y_id])], [], [], [], None, [], top_p, [], top_p[0])
+    n, y, p_x, q_x, ratio, dist, u = decide(p, q, x, generator, greedy)
     overlap = torch.minimum(p[:g], q).sum(-1)
     host = torch.stack([n.float(), y.float(), p[n, y]]).tolist()
     n_acc, y_id = int(host[0]), int(host[1])
-    top = None
-    if n_acc < g:
-        top = TopEntries(_top(p[n_acc]), _top(q[n_acc]), _top(dist))
+    # Top entries of every row in one topk and one transfer: p_1..p_{g+1}, q_1..q_g, dist.
+    tops = _tops(torch.cat([p, q, dist[None]]))
+    top_p, top_q, next_top = tops[: g + 1], tops[g + 1 : 2 * g + 1], tops[-1]
+    top = TopEntries(top_p[n_acc], top_q[n_acc], next_top) if n_acc < g else None
     return Verdict(
-        n_acc, y_id, p_x.tolist() + [host[2]], q_x.tolist(), ratio.tolist(), overlap.tolist(), top
+        n_acc, y_id, p_x.tolist() + [host[2]], q_x.tolist(), ratio.tolist(), overlap.tolist(), top,
+        u.tolist()[: n_acc + 1], top_p, top_q, next_top,
     )
 
 
-def _top(dist: torch.Tensor) -> tuple[tuple[int, float], ...]:
-    values, ids = torch.topk(dist, min(TOP_N, dist.shape[-1]))
-    return tuple(zip(ids.tolist(), values.tolist(), strict=True))
+def _tops(rows: torch.Tensor) -> list[Top]:
+    """rows [R, V] -> per row its TOP_N largest (token id, prob), zero-probability entries left out."""
+    values, ids = torch.topk(rows, min(TOP_N, rows.shape[-1]), dim=-1)
+    return [
+        tuple((i, v) for i, v in zip(row_ids, row_values, strict=True) if v > 0)
+        for row_ids, row_values in zip(ids.tolist(), values.tolist(), strict=True)
+    ]
 
 
 def speculative_step(
@@ -207,12 +218,12 @@ def decode(
         for i in range(min(n, cut)):
             yield TokenEvent(
                 drafted[i], Status.ACCEPTED, round_index, i, v.p_x[i], v.q_x[i], v.accept_prob[i],
-                _piece(detok, drafted[i]),
+                _piece(detok, drafted[i]), u=v.u[i],
             )
         if n < len(drafted) and cut > n:
             yield TokenEvent(
                 drafted[n], Status.REJECTED, round_index, n, v.p_x[n], v.q_x[n], v.accept_prob[n],
-                tokenizer.decode([drafted[n]]) if tokenizer is not None else "",
+                tokenizer.decode([drafted[n]]) if tokenizer is not None else "", u=v.u[n],
             )
         if cut > n:
             status = Status.CORRECTED if n < len(drafted) else (Status.BONUS if drafted else Status.TARGET)
@@ -226,7 +237,8 @@ def decode(
         ids = torch.cat([ids, torch.tensor(new, dtype=ids.dtype, device=device)])
         yield RoundEvent(
             round_index, gamma, len(drafted), n, cut, bool(drafted) and n == len(drafted) and cut > n,
-            tuple(v.overlap), t_draft, t_verify,
+            tuple(v.overlap), t_draft, t_verify, tuple(drafted), tuple(v.u), tuple(v.accept_prob),
+            tuple(v.p_x[: len(drafted)]), tuple(v.q_x), tuple(v.top_p), tuple(v.top_q), v.next_token, v.next_top,
         )
         round_index += 1
         if reason == "eos":

@@ -18,13 +18,16 @@ class Status(StrEnum):
     REJECTED = "rejected"  # draft token refused; never part of the output
 
 
+Top = tuple[tuple[int, float], ...]  # (token id, prob), largest first; zero-probability entries left out
+
+
 @dataclass(frozen=True, slots=True)
 class TopEntries:
     """The largest entries of p, q and the residual at a rejected position: (token id, prob)."""
 
-    p: tuple[tuple[int, float], ...]
-    q: tuple[tuple[int, float], ...]
-    residual: tuple[tuple[int, float], ...]
+    p: Top
+    q: Top
+    residual: Top
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,7 @@ class TokenEvent:
     accept_prob: float | None  # min(1, p(x)/q(x)) for drafted tokens, else None
     text: str = ""  # detokenised piece ("" when no tokenizer was given or bytes are pending)
     top: TopEntries | None = None  # only on corrected tokens
+    u: float | None = None  # the uniform draw tested against accept_prob (accepted iff u < accept_prob); drafts only
 
     @property
     def emitted(self) -> bool:
@@ -55,6 +59,23 @@ class RoundEvent:
     overlap: tuple[float, ...]  # sum_x min(p_i(x), q_i(x)) per drafted position: the exact alpha_i
     draft_time: float  # seconds spent drafting
     verify_time: float  # seconds in the target forward pass plus the acceptance test
+    # What the acceptance test saw and drew, for step-through views and recordings. Every drafted
+    # position i has x_i, its test inputs and the top entries of p_i and q_i; only positions up to the
+    # first rejection were tested, so u is shorter than drafts after a rejection.
+    drafts: tuple[int, ...] = ()  # x_1..x_drafted, including any after the first rejection
+    u: tuple[float, ...] = ()  # uniform draw per tested position: the accepted ones, then the rejected one
+    accept_prob: tuple[float, ...] = ()  # min(1, p_i(x_i) / q_i(x_i)) per drafted position
+    p_x: tuple[float, ...] = ()  # p_i(x_i) per drafted position
+    q_x: tuple[float, ...] = ()  # q_i(x_i) per drafted position
+    top_p: tuple[Top, ...] = ()  # top entries of p_i per drafted position, then of p_{drafted+1}
+    top_q: tuple[Top, ...] = ()  # top entries of q_i per drafted position
+    next_token: int | None = None  # the corrected, bonus or target token drawn (even when the length cut it)
+    next_top: Top = ()  # top entries of the distribution next_token came from: the residual, or p
+
+    @property
+    def decisions(self) -> tuple[bool, ...]:
+        """The accept decision per tested position: u_i < min(1, p_i/q_i), exactly as the engine compared."""
+        return tuple(u < a for u, a in zip(self.u, self.accept_prob, strict=False))
 
 
 @dataclass(frozen=True, slots=True)
