@@ -23,6 +23,12 @@ def add_parser(sub) -> None:
     p.add_argument("--theme", choices=("light", "dark", "system"), default="light")
     p.add_argument("--gamma", type=int, default=None, help="draft length (default: the app's)")
     p.add_argument("--max-new-tokens", type=int, default=96)
+    p.add_argument("--seed", type=int, default=None, help="fixed sampling seed (reproducible answers)")
+    p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default: the app's)")
+    p.add_argument("--step", type=int, default=None, metavar="ROUND",
+                   help="show the round step-through at ROUND (1-based; 0: the first round with a rejection)")
+    p.add_argument("--lab", action="store_true",
+                   help="render the lab (View → Lab) after simulating the paper example; no model is loaded")
     p.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     p.add_argument("--data-dir", default=None, help="history and settings folder (default: a fresh temporary one)")
     p.set_defaults(run=run)
@@ -39,10 +45,19 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     # A fresh data folder keeps screenshots free of the user's own chats and window layout.
     os.environ["SPECLENS_DATA_DIR"] = args.data_dir or tempfile.mkdtemp(prefix="speclens-shot-")
-    from app.gui.screenshot import take
+    from app.gui.screenshot import take, take_lab
 
+    if args.lab:
+        error = take_lab(out, args.theme)
+        if error:
+            print(f"speclens screenshot: error: {error}", file=sys.stderr)
+            return 1
+        print(out)
+        return 0
+    if args.step is not None and args.step < 0:
+        raise UsageError(f"--step must be a round number >= 0, got {args.step}")
     error = take(out, args.prompt or [DEFAULT_PROMPT], args.target, args.draft, args.theme, (width, height),
-                 args.gamma, args.max_new_tokens)
+                 args.gamma, args.max_new_tokens, step=args.step, seed=args.seed, temperature=args.temperature)
     if error:
         print(f"speclens screenshot: error: {error}", file=sys.stderr)
         return 1

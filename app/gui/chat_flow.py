@@ -55,9 +55,12 @@ class ChatFlowMixin:
         self.cancel = threading.Event()
         measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
         self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
-        request = GenerationRequest(self.target, input_ids, self.drafter, self.controls.params, self.cancel,
+        params = self.round_gate.wrap(self.controls.params, self.cancel)  # pausable between rounds
+        request = GenerationRequest(self.target, input_ids, self.drafter, params, self.cancel,
                                     baseline_steps=BASELINE_STEPS if measure else 0,
                                     observe=self.auto.observe if self.auto is not None else None)
+        self.step.clear()
+        self.step.set_live(True)
         self.generating = True
         self._sync_buttons()
         self.progress_label.setText("Timing target-only steps …" if measure else "Generating …")
@@ -81,6 +84,7 @@ class ChatFlowMixin:
         rounds = [e for e in batch if isinstance(e, RoundEvent)]
         if tokens:
             self.chat.append_tokens(self.answer_index, tokens)
+        self.step.add_events(batch)
         if rounds:
             self.stats.add(rounds)
             self._update_status()
@@ -106,6 +110,7 @@ class ChatFlowMixin:
 
     def _end_answer(self, partial: bool, fin: FinishedEvent | None) -> None:
         self.flush_timer.stop()
+        self.step.set_live(False)
         message = self.chat.messages[self.answer_index]
         message.partial = partial
         message.content = message.text

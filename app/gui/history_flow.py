@@ -23,6 +23,7 @@ class HistoryFlowMixin:
         self.chat.set_messages([])
         self.system_prompt.clear()
         self.stats.reset()
+        self.step.clear()
         self.conversations.list.clearSelection()
         self.input.setFocus()
 
@@ -50,6 +51,7 @@ class HistoryFlowMixin:
         self.system_prompt.setText(info.system_prompt)
         messages = []
         self.stats.reset()
+        self.step.clear()
         for m in stored:
             if m.role == "system":
                 continue

@@ -118,6 +118,9 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.chat.set_colors(self.colors)
         self.legend.set_colors(self.colors)
         self.plots.set_colors(self.colors)
+        self.step.set_colors(self.colors)
+        if getattr(self, "lab", None) is not None:
+            self.lab.set_colors(self.colors)
 
     def _os_scheme_changed(self, *_) -> None:
         if self.theme_name == "system":

@@ -39,5 +39,27 @@ class MenusMixin:
             group.addAction(action)
             themes.addAction(action)
         view.addSeparator()
+        view.addAction("Step through rounds", QKeySequence("F6"), self.show_step_through)
+        view.addAction("Lab…", QKeySequence("F7"), self.show_lab)
+        view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+
+    def show_step_through(self) -> None:
+        """Raise the step-through dock and give it the keyboard, so → and ← step at once."""
+        dock = self.docks["step"]
+        dock.show()
+        dock.raise_()
+        self.step.setFocus()
+
+    def show_lab(self):
+        """The worked-example lab, one window per main window, created on first use."""
+        from .lab import LabWindow
+
+        if getattr(self, "lab", None) is None:
+            self.lab = LabWindow(self.colors, self)
+            self.lab.resize(1200, 760)
+        self.lab.show()
+        self.lab.raise_()
+        return self.lab
+

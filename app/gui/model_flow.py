@@ -72,6 +72,7 @@ class ModelFlowMixin:
         self.target_spec, self.draft_spec = result.target.spec, result.draft_spec
         tokenizer = result.target.tokenizer
         self.details.decode = lambda token_id: tokenizer.decode([token_id])
+        self.step.set_decoder(self.details.decode)
         self.controls.select(self.controls.target, self.target_spec)
         self.controls.select(self.controls.draft, self.draft_spec)
         self.settings.setValue("target", self.target_spec)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from .app import application
 
 LOAD_TIMEOUT_S = 300
@@ -24,8 +26,11 @@ def wait_until(condition, timeout: float) -> bool:
 
 
 def take(path: Path, prompts: list[str], target: str | None, draft: str | None, theme: str,
-         size: tuple[int, int] = (1600, 1000), gamma: int | None = None, max_new_tokens: int = 96) -> str | None:
-    """Chat through `prompts`, then save the window to path. Returns an error line, or None."""
+         size: tuple[int, int] = (1600, 1000), gamma: int | None = None, max_new_tokens: int = 96,
+         step: int | None = None, seed: int | None = None, temperature: float | None = None) -> str | None:
+    """Chat through `prompts`, then save the window to path. Returns an error line, or None.
+
+    step: show the step-through at that round (1-based; 0 = the first round with a rejection)."""
     application()
     from .main_window import MainWindow
 
@@ -37,6 +42,11 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
         if gamma is not None:
             window.controls.gamma.setValue(gamma)
         window.controls.max_new.setValue(max_new_tokens)
+        if seed is not None:
+            window.controls.seed_on.setChecked(True)
+            window.controls.seed.setValue(seed)
+        if temperature is not None:
+            window.controls.temperature.setValue(temperature)
         window.controls.show_rejected.setChecked(True)
         if not wait_until(lambda: window.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
             return "the models did not load in time"
@@ -49,6 +59,10 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
                 return "the answer did not finish in time"
         _inspect_a_token(window)
         window.plots.refresh()
+        if step is not None:
+            error = _show_step(window, step)
+            if error:
+                return error
         wait_until(lambda: False, 0.3)  # let layouts settle
         path.parent.mkdir(parents=True, exist_ok=True)
         if not window.grab().save(str(path)):
@@ -66,3 +80,37 @@ def _inspect_a_token(window) -> None:
             if token.status == wanted:
                 window.chat.token_clicked.emit(m, i)
                 return
+
+
+def _show_step(window, step: int) -> str | None:
+    """Raise the step-through at round `step` of the last answer, which must contain a rejection."""
+    rounds = window.step.rounds
+    rejected = [i for i, r in enumerate(rounds) if r.accepted < r.drafted]
+    if not rejected:
+        return "no round of the answer had a rejection; try another --prompt, --seed or --temperature"
+    index = rejected[0] if step == 0 else step - 1
+    if not 0 <= index < len(rounds):
+        return f"--step {step}: the answer has {len(rounds)} rounds"
+    window.show_step_through()
+    window.resizeDocks([window.docks["step"]], [520], Qt.Orientation.Vertical)
+    window.step.show_round(index)
+    return None
+
+
+def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds: int = 20_000) -> str | None:
+    """The lab on the paper example after `rounds` simulated rounds (no model needed)."""
+    app = application()
+    from . import theme as themes
+    from .lab import LabWindow
+
+    lab = LabWindow(themes.apply(app, theme))
+    try:
+        lab.resize(*size)
+        lab.show()
+        lab.paper_example()
+        lab.simulate(rounds)
+        wait_until(lambda: False, 0.3)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return None if lab.grab().save(str(path)) else f"could not write {path}"
+    finally:
+        lab.close()

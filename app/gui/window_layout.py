@@ -22,6 +22,7 @@ from .controls import ControlsPanel
 from .conversations import ConversationsPanel
 from .legend import Legend
 from .plots import PlotsPanel
+from .step_view import RoundGate, StepThrough
 from .token_details import TokenDetails
 
 
@@ -77,11 +78,16 @@ class LayoutMixin:
         side.setStretchFactor(0, 0)
         side.setStretchFactor(1, 1)
         self.plots = PlotsPanel(self.stats, self.colors)
+        self.step = StepThrough(self.colors)
+        self.round_gate = RoundGate()  # holds the engine between rounds while the step-through is paused
+        self.step.pause_changed.connect(self.round_gate.set_paused)
+        self.step.step_requested.connect(self.round_gate.step)
         self.docks = {}
         for key, title, widget, area in (
             ("conversations", "Conversations", self.conversations, Qt.DockWidgetArea.LeftDockWidgetArea),
             ("controls", "Controls", side, Qt.DockWidgetArea.RightDockWidgetArea),
             ("plots", "Statistics", self.plots, Qt.DockWidgetArea.BottomDockWidgetArea),
+            ("step", "Step-through", self.step, Qt.DockWidgetArea.BottomDockWidgetArea),
         ):
             dock = QDockWidget(title, self, objectName=key)
             dock.setWidget(widget)
@@ -91,6 +97,8 @@ class LayoutMixin:
             self.addDockWidget(area, dock)
             self.docks[key] = dock
         self.resizeDocks([self.docks["conversations"], self.docks["controls"]], [220, 300], Qt.Orientation.Horizontal)
+        self.tabifyDockWidget(self.docks["plots"], self.docks["step"])
+        self.docks["plots"].raise_()
         self.resizeDocks([self.docks["plots"]], [340], Qt.Orientation.Vertical)
 
         bar = self.statusBar()

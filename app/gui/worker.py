@@ -80,7 +80,8 @@ class GenerationWorker(QObject):
     @staticmethod
     def _time_target_steps(request: GenerationRequest, common: dict) -> float | None:
         """Mean target-only step on this prompt, prefill round excluded: the speedup baseline."""
-        params = replace(request.params(), max_new_tokens=request.baseline_steps + 1, seed=0)
+        read = getattr(request.params, "ungated", request.params)  # not held by a paused step-through
+        params = replace(read(), max_new_tokens=request.baseline_steps + 1, seed=0)
         times = [
             e.verify_time
             for e in decode(request.target.model, request.input_ids, None, params, **common)

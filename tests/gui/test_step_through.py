@@ -1,0 +1,97 @@
+"""The round step-through: pausing holds the engine between rounds, stepping shows each round as the
+engine decided it (drafts, p and q bars, the coin u, the residual or the bonus), from events only."""
+
+from __future__ import annotations
+
+import pytest
+from gui_helpers import send
+from PySide6.QtCore import Qt
+
+
+def shown_bars(item) -> list[float]:
+    return [float(h) for h in item.opts["height"]]
+
+
+def check_round_shown(step, r) -> None:
+    """Every panel of the step-through against the RoundEvent the engine emitted."""
+    for i in range(r.drafted):
+        panel = step.positions[i]
+        assert panel.isVisible()
+        assert "x = <code>" in panel.title.text()
+        # the drafted token is the first bar; p and q bars carry its exact p(x) and q(x)
+        assert shown_bars(panel.p_bars)[0] == pytest.approx(r.p_x[i])
+        assert shown_bars(panel.q_bars)[0] == pytest.approx(r.q_x[i])
+        assert float(panel.accept_zone.opts["width"][0]) == pytest.approx(r.accept_prob[i])
+        if i < len(r.u):
+            assert panel.u_line.isVisible() and panel.u_line.value() == pytest.approx(r.u[i])
+            verdict = "accepted" if i < r.accepted else "rejected"
+            assert verdict in panel.title.text()
+            assert (r.u[i] < r.accept_prob[i]) == (i < r.accepted)
+        else:
+            assert not panel.u_line.isVisible() and "not tested" in panel.title.text()
+    assert all(not p.isVisible() for p in step.positions[r.drafted:])
+    title = step.outcome.title.text()
+    heights = shown_bars(step.outcome.dist)
+    if r.accepted < r.drafted:
+        assert f"Rejected at position {r.accepted + 1}" in title and "residual" in title
+        assert heights[: len(r.next_top)] == pytest.approx([v for _, v in r.next_top])
+    else:
+        assert "bonus" in title
+        assert heights[: len(r.top_p[r.drafted])] == pytest.approx([v for _, v in r.top_p[r.drafted]])
+
+
+def test_stepping_shows_each_round_as_decided(qtbot, window):
+    window.controls.max_new.setValue(60)
+    send(qtbot, window, "hello there")
+    rounds = window.recorder.rounds
+    step = window.step
+    assert step.rounds == rounds  # the view holds exactly the engine's events
+    kinds = {("rejection" if r.accepted < r.drafted else "bonus") for r in rounds}
+    assert kinds == {"rejection", "bonus"}
+    window.show_step_through()
+    assert step.index == len(rounds) - 1
+    qtbot.keyClick(step, Qt.Key.Key_Home)
+    for k, r in enumerate(rounds):
+        assert step.index == k
+        assert f"Round {k + 1} of {len(rounds)}" in step.header.text()
+        check_round_shown(step, r)
+        qtbot.keyClick(step, Qt.Key.Key_Right)
+    assert step.index == len(rounds) - 1  # → at the last round of a finished answer stays there
+    qtbot.keyClick(step, Qt.Key.Key_Left)
+    assert step.index == len(rounds) - 2
+    check_round_shown(step, rounds[-2])
+
+
+def test_pause_holds_the_engine_and_a_step_runs_one_round(qtbot, window):
+    """Paused before sending: the answer starts held before its first round; each → runs one round."""
+    window.controls.max_new.setValue(200)
+    window.show_step_through()
+    qtbot.keyClick(window.step, Qt.Key.Key_Space)  # pause
+    assert window.step.pause_button.isChecked()
+    window.input.setPlainText("tell me more")
+    window.send()
+    gate, rec = window.round_gate, window.recorder
+    qtbot.waitUntil(lambda: gate.waiting, timeout=30_000)
+    assert rec.rounds == [] and window.generating
+    for held in (1, 2, 3):
+        qtbot.keyClick(window.step, Qt.Key.Key_Right)  # at the newest round while paused: one more round
+        qtbot.waitUntil(lambda n=held: gate.waiting and len(window.step.rounds) == n, timeout=30_000)
+        assert len(rec.rounds) == held and window.step.index == held - 1
+        check_round_shown(window.step, rec.rounds[-1])
+    qtbot.keyClick(window.step, Qt.Key.Key_Left)
+    assert window.step.index == 1
+    qtbot.keyClick(window.step, Qt.Key.Key_Space)  # resume: the answer runs to its end
+    qtbot.waitUntil(lambda: not window.generating, timeout=120_000)
+    assert not window.step.pause_button.isChecked() and not gate.paused
+    assert rec.finished[-1].reason in ("eos", "length") and len(rec.rounds) > 3
+
+
+def test_stop_while_paused_ends_the_answer(qtbot, window):
+    window.controls.max_new.setValue(200)
+    window.step.set_paused(True)
+    window.input.setPlainText("abc")
+    window.send()
+    qtbot.waitUntil(lambda: window.round_gate.waiting, timeout=30_000)
+    window.stop()
+    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    assert window.recorder.finished[-1].reason == "cancelled"
