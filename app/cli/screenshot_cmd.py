@@ -27,6 +27,7 @@ def add_parser(sub) -> None:
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default: the app's)")
     p.add_argument("--step", type=int, default=None, metavar="ROUND",
                    help="show the round step-through at ROUND (1-based; 0: the first round with a rejection)")
+    p.add_argument("--lang", choices=("en", "zh_CN"), default="en", help="UI language (default: English)")
     p.add_argument("--lab", action="store_true",
                    help="render the lab (View → Lab) after simulating the paper example; no model is loaded")
     p.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise UsageError(f"--size must look like 1600x1000, got {args.size!r}") from None
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ["SPECLENS_LANG"] = args.lang  # read when the QApplication is created
     # A fresh data folder keeps screenshots free of the user's own chats and window layout.
     os.environ["SPECLENS_DATA_DIR"] = args.data_dir or tempfile.mkdtemp(prefix="speclens-shot-")
     from app.gui.screenshot import take, take_lab

@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QSplashScreen
 
@@ -32,6 +32,9 @@ def application(argv: list[str] | None = None) -> QApplication:
         icon = resource_path("icons", "speclens.svg")
         if icon.is_file():
             app.setWindowIcon(QIcon(str(icon)))
+        from . import i18n
+
+        i18n.install(app)  # before any widget reads its texts
     return app
 
 
@@ -54,7 +57,7 @@ def run(options: GuiOptions) -> int:
     app = application(sys.argv[:1])
     # Importing torch and transformers takes seconds: show something at once.
     splash = QSplashScreen(splash_pixmap())
-    splash.showMessage(f"{APP_NAME} {__version__} · starting…",
+    splash.showMessage(QCoreApplication.translate("App", "{0} {1} · starting…").format(APP_NAME, __version__),
                        Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter, QColor("#e8eaed"))
     splash.show()
     app.processEvents()

@@ -32,7 +32,7 @@ class ChatFlowMixin:
                 self.conv_id = self.store.create_conversation(title, self.system_prompt.text().strip())
             message_id = self.store.add_message(self.conv_id, "user", text)
         except HistoryError as exc:
-            self.show_banner(f"Could not save the message: {exc}")
+            self.show_banner(self.tr("Could not save the message: {0}").format(exc))
             return
         self.chat.add_message(ChatMessage("user", text, db_id=message_id))
         self.input.clear()
@@ -47,7 +47,7 @@ class ChatFlowMixin:
         try:
             input_ids = self.target.encode_chat(turns)
         except Exception as exc:  # a template that rejects the turns is the model's problem, not a crash
-            self.show_banner(f"The chat template failed: {exc}")
+            self.show_banner(self.tr("The chat template failed: {0}").format(exc))
             return
         stats = {"target": self.target.name, "draft": self._draft_name()}
         self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats))
@@ -63,7 +63,7 @@ class ChatFlowMixin:
         self.step.set_live(True)
         self.generating = True
         self._sync_buttons()
-        self.progress_label.setText("Timing target-only steps …" if measure else "Generating …")
+        self.progress_label.setText(self.tr("Timing target-only steps …") if measure else self.tr("Generating …"))
         self.flush_timer.start()
         self._generate.emit(request)
 
@@ -88,7 +88,7 @@ class ChatFlowMixin:
         if rounds:
             self.stats.add(rounds)
             self._update_status()
-            self.progress_label.setText(f"Generating · round {rounds[-1].round + 1}")
+            self.progress_label.setText(self.tr("Generating · round {0}").format(rounds[-1].round + 1))
 
     def _on_events(self, batch: list) -> None:
         self.pending.extend(batch)  # rendered by the flush timer, in the GUI thread
@@ -99,14 +99,14 @@ class ChatFlowMixin:
     def _on_finished(self, fin: FinishedEvent) -> None:
         self._flush()
         self._end_answer(partial=fin.reason == "cancelled", fin=fin)
-        reasons = {"eos": "end of answer", "length": "max new tokens reached", "cancelled": "stopped",
-                   "context": "context full"}
-        self.progress_label.setText(f"Done · {reasons.get(fin.reason, fin.reason)}")
+        reasons = {"eos": self.tr("end of answer"), "length": self.tr("max new tokens reached"),
+                   "cancelled": self.tr("stopped"), "context": self.tr("context full")}
+        self.progress_label.setText(self.tr("Done · {0}").format(reasons.get(fin.reason, fin.reason)))
 
     def _on_failed(self, message: str) -> None:
         self._flush()
         self._end_answer(partial=True, fin=None)
-        self.show_banner(f"Generation failed: {message}")
+        self.show_banner(self.tr("Generation failed: {0}").format(message))
 
     def _end_answer(self, partial: bool, fin: FinishedEvent | None) -> None:
         self.flush_timer.stop()
@@ -122,7 +122,7 @@ class ChatFlowMixin:
                     self.conv_id, "assistant", message.content, message.tokens, message.stats, partial
                 )
             except HistoryError as exc:  # e.g. the conversation was deleted meanwhile, or the disk is full
-                self.show_banner(f"The answer was not saved: {exc}")
+                self.show_banner(self.tr("The answer was not saved: {0}").format(exc))
         self.chat.render_all()  # adds the footer: stats and actions
         self.generating = False
         self.recheck_choice()
@@ -154,14 +154,14 @@ class ChatFlowMixin:
     def _message_action(self, name: str, index: int) -> None:
         if name == "copy":
             QGuiApplication.clipboard().setText(self.chat.messages[index].text)
-            self.statusBar().showMessage("Answer copied", 2000)
+            self.statusBar().showMessage(self.tr("Answer copied"), 2000)
         elif name == "regenerate" and index == len(self.chat.messages) - 1:
             self.regenerate()
         elif name == "edit" and not self.generating:
             self.editing = index
             self.input.setPlainText(self.chat.messages[index].content)
             self.input.setFocus()
-            self.show_banner("Editing an earlier message: Send replaces it and everything after it (Esc cancels).",
+            self.show_banner(self.tr("Editing an earlier message: Send replaces it and everything after it (Esc cancels)."),
                              info=True)
 
     def _show_token(self, message: int, index: int) -> None:

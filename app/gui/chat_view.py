@@ -106,7 +106,7 @@ class ChatView(QTextBrowser):
         who = QTextCharFormat()
         who.setFontWeight(QFont.Weight.Bold)
         who.setForeground(QColor(self.colors.accent if message.role == "assistant" else self.colors.text))
-        name = "SpecLens" if message.role == "assistant" else "You"
+        name = "SpecLens" if message.role == "assistant" else self.tr("You")
         cursor.insertText(name, who)
         muted = QTextCharFormat()
         muted.setForeground(QColor(self.colors.muted))
@@ -146,9 +146,9 @@ class ChatView(QTextBrowser):
         st = message.stats
         parts = []
         if message.partial:
-            parts.append("stopped")
+            parts.append(self.tr("stopped"))
         if st.get("new_tokens") is not None:
-            parts.append(f"{st['new_tokens']} tokens")
+            parts.append(self.tr("{0} tokens").format(st["new_tokens"]))
         if st.get("tokens_per_second"):
             parts.append(f"{st['tokens_per_second']:.1f} tok/s")
         if st.get("alpha") is not None:
@@ -156,7 +156,7 @@ class ChatView(QTextBrowser):
         if st.get("gamma"):
             parts.append(f"γ {st['gamma']}")
         if st.get("speedup"):
-            parts.append(f"{st['speedup']:.2f}× measured")
+            parts.append(self.tr("{0:.2f}× measured").format(st["speedup"]))
         block = QTextBlockFormat()
         block.setTopMargin(4)
         cursor.insertBlock(block)
@@ -176,7 +176,8 @@ class ChatView(QTextBrowser):
             fmt.setAnchor(True)
             fmt.setAnchorHref(f"act:{name}:{index}")
             fmt.setForeground(QColor(self.colors.accent))
-            cursor.insertText(name.capitalize(), fmt)
+            labels = {"copy": self.tr("Copy"), "regenerate": self.tr("Regenerate"), "edit": self.tr("Edit")}
+            cursor.insertText(labels.get(name, name), fmt)
 
     def _end_of_body(self) -> QTextCursor:
         cursor = QTextCursor(self.document())

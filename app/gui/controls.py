@@ -45,45 +45,45 @@ class ControlsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
 
-        models = QGroupBox("Models")
+        models = QGroupBox(self.tr("Models"))
         form = QFormLayout(models)
         self.target = QComboBox()
         self.draft = QComboBox()
         self._fill_pickers()
         self.target.activated.connect(lambda i: self._picked(self.target, i, self.target_chosen))
         self.draft.activated.connect(lambda i: self._picked(self.draft, i, self.draft_chosen))
-        form.addRow("Target", self.target)
-        form.addRow("Draft", self.draft)
+        form.addRow(self.tr("Target"), self.target)
+        form.addRow(self.tr("Draft"), self.draft)
         layout.addWidget(models)
 
-        sampling = QGroupBox("Decoding · applies at the next round")
+        sampling = QGroupBox(self.tr("Decoding · applies at the next round"))
         form = QFormLayout(sampling)
         self.gamma = QSpinBox(minimum=AUTO_GAMMA, maximum=MAX_GAMMA, value=AUTO_GAMMA)
         self.gamma.setSpecialValueText(self.tr("auto"))
         self.gamma.setToolTip(self.tr("draft length γ per round; auto re-chooses it every round from the "
                                       "measured acceptance, draft cost and verify cost"))
         self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.05, decimals=2, value=0.7,
-                                          toolTip="0 = greedy")
-        self.top_k = QSpinBox(minimum=0, maximum=100000, value=0, specialValueText="off")
+                                          toolTip=self.tr("0 = greedy"))
+        self.top_k = QSpinBox(minimum=0, maximum=100000, value=0, specialValueText=self.tr("off"))
         self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2, value=1.0)
         self.max_new = QSpinBox(minimum=1, maximum=8192, value=256, singleStep=32)
         seed_row = QHBoxLayout()
-        self.seed_on = QCheckBox("fixed")
+        self.seed_on = QCheckBox(self.tr("fixed"))
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0, enabled=False)
         self.seed_on.toggled.connect(self.seed.setEnabled)
         seed_row.addWidget(self.seed_on)
         seed_row.addWidget(self.seed, 1)
-        form.addRow("γ (draft length)", self.gamma)
-        form.addRow("Temperature", self.temperature)
+        form.addRow(self.tr("γ (draft length)"), self.gamma)
+        form.addRow(self.tr("Temperature"), self.temperature)
         form.addRow("Top-k", self.top_k)
         form.addRow("Top-p", self.top_p)
-        form.addRow("Seed", seed_row)
-        form.addRow("Max new tokens", self.max_new)
+        form.addRow(self.tr("Seed"), seed_row)
+        form.addRow(self.tr("Max new tokens"), self.max_new)
         layout.addWidget(sampling)
 
-        view = QGroupBox("View")
+        view = QGroupBox(self.tr("View"))
         box = QVBoxLayout(view)
-        self.show_rejected = QCheckBox("Show rejected drafts (struck through)")
+        self.show_rejected = QCheckBox(self.tr("Show rejected drafts (struck through)"))
         self.show_rejected.toggled.connect(self.show_rejected_changed)
         box.addWidget(self.show_rejected)
         layout.addWidget(view)
@@ -125,11 +125,11 @@ class ControlsPanel(QWidget):
             if entry.kind not in SELF_DRAFT_KINDS:
                 self.target.addItem(entry.name, entry.spec)
             self.draft.addItem(entry.name, entry.spec)
-        self.draft.addItem("none (target only)", NO_DRAFT)
+        self.draft.addItem(self.tr("none (target only)"), NO_DRAFT)
         for combo in (self.target, self.draft):
             combo.insertSeparator(combo.count())
-            combo.addItem(BROWSE_DIR, BROWSE_DIR)
-            combo.addItem(BROWSE_GGUF, BROWSE_GGUF)
+            combo.addItem(self.tr("Browse folder…"), BROWSE_DIR)
+            combo.addItem(self.tr("Browse .gguf file…"), BROWSE_GGUF)
 
     def set_trained_drafts(self, infos) -> None:
         """List the target's trained drafts (app.models.TrainedDraftInfo) after 'auto', with α and c from
@@ -160,9 +160,9 @@ class ControlsPanel(QWidget):
     def _picked(self, combo: QComboBox, index: int, signal) -> None:
         spec = combo.itemData(index)
         if spec == BROWSE_DIR:
-            spec = QFileDialog.getExistingDirectory(self, "Model folder (save_pretrained)")
+            spec = QFileDialog.getExistingDirectory(self, self.tr("Model folder (save_pretrained)"))
         elif spec == BROWSE_GGUF:
-            spec, _ = QFileDialog.getOpenFileName(self, "GGUF model", "", "GGUF (*.gguf)")
+            spec, _ = QFileDialog.getOpenFileName(self, self.tr("GGUF model"), "", self.tr("GGUF (*.gguf)"))
         if spec:
             self.select(combo, spec)
             signal.emit(spec)

@@ -33,10 +33,10 @@ class ConversationsPanel(QWidget):
         self.store = store
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        self.new_button = QPushButton("New chat")
+        self.new_button = QPushButton(self.tr("New chat"))
         self.new_button.setObjectName("primary")
         self.new_button.clicked.connect(self.new_requested)
-        self.search = QLineEdit(placeholderText="Search titles…", clearButtonEnabled=True)
+        self.search = QLineEdit(placeholderText=self.tr("Search titles…"), clearButtonEnabled=True)
         self.search.textChanged.connect(self.refresh)
         self.list = QListWidget()
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -56,9 +56,9 @@ class ConversationsPanel(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for info in self.store.list_conversations(self.search.text()):
-            item = QListWidgetItem(info.title or "Untitled")
+            item = QListWidgetItem(info.title or self.tr("Untitled"))
             item.setData(Qt.ItemDataRole.UserRole, info.id)
-            item.setToolTip(f"{info.message_count} messages")
+            item.setToolTip(self.tr("{0} messages").format(info.message_count))
             self.list.addItem(item)
             if info.id == current:
                 item.setSelected(True)
@@ -75,23 +75,23 @@ class ConversationsPanel(QWidget):
             return
         conv_id = item.data(Qt.ItemDataRole.UserRole)
         menu = QMenu(self)
-        menu.addAction("Rename…", lambda: self.rename(conv_id))
-        menu.addAction("Export as HTML…", lambda: self.export(conv_id, "html"))
-        menu.addAction("Export as Markdown…", lambda: self.export(conv_id, "md"))
+        menu.addAction(self.tr("Rename…"), lambda: self.rename(conv_id))
+        menu.addAction(self.tr("Export as HTML…"), lambda: self.export(conv_id, "html"))
+        menu.addAction(self.tr("Export as Markdown…"), lambda: self.export(conv_id, "md"))
         menu.addSeparator()
-        menu.addAction("Delete", lambda: self.delete(conv_id))
+        menu.addAction(self.tr("Delete"), lambda: self.delete(conv_id))
         menu.exec(self.list.mapToGlobal(pos))
 
     def rename(self, conv_id: int) -> None:
         info = self.store.conversation(conv_id)
-        title, ok = QInputDialog.getText(self, "Rename conversation", "Title:", text=info.title)
+        title, ok = QInputDialog.getText(self, self.tr("Rename conversation"), self.tr("Title:"), text=info.title)
         if ok and title.strip():
             self.store.rename(conv_id, title.strip())
             self.refresh()
 
     def delete(self, conv_id: int) -> None:
         info = self.store.conversation(conv_id)
-        answer = QMessageBox.question(self, "Delete conversation", f"Delete “{info.title}”? This cannot be undone.")
+        answer = QMessageBox.question(self, self.tr("Delete conversation"), self.tr("Delete “{0}”? This cannot be undone.").format(info.title))
         if answer == QMessageBox.StandardButton.Yes:
             self.store.delete(conv_id)
             self.refresh()
@@ -99,8 +99,8 @@ class ConversationsPanel(QWidget):
 
     def export(self, conv_id: int, kind: str) -> None:
         info = self.store.conversation(conv_id)
-        suffix = {"html": "HTML page (*.html)", "md": "Markdown (*.md)"}[kind]
-        name, _ = QFileDialog.getSaveFileName(self, "Export conversation", f"{info.title}.{kind}", suffix)
+        suffix = {"html": self.tr("HTML page (*.html)"), "md": self.tr("Markdown (*.md)")}[kind]
+        name, _ = QFileDialog.getSaveFileName(self, self.tr("Export conversation"), f"{info.title}.{kind}", suffix)
         if name:
             write_export(self.store, conv_id, Path(name), kind)
 

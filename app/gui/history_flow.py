@@ -66,7 +66,7 @@ class HistoryFlowMixin:
 
     def _export_conversation(self, kind: str) -> None:
         if self.conv_id is None:
-            self.statusBar().showMessage("Nothing to export yet", 3000)
+            self.statusBar().showMessage(self.tr("Nothing to export yet"), 3000)
             return
         self.conversations.export(self.conv_id, kind)
 
@@ -74,7 +74,7 @@ class HistoryFlowMixin:
         write_export(self.store, self.conv_id, path, kind)
 
     def _export_plots(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export plots into folder")
+        folder = QFileDialog.getExistingDirectory(self, self.tr("Export plots into folder"))
         if folder:
             written = self.plots.export(Path(folder))
-            self.statusBar().showMessage(f"Wrote {len(written)} files to {folder}", 4000)
+            self.statusBar().showMessage(self.tr("Wrote {0} files to {1}").format(len(written), folder), 4000)

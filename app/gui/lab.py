@@ -147,7 +147,7 @@ class LabWindow(QWidget):
         self.r_bars = pg.BarGraphItem(x=[], height=[], width=0.25, brush=palette.CORRECTED, pen=None)
         for item in (self.p_bars, self.q_bars, self.r_bars):
             self.dist_plot.addItem(item)
-        self.out_plot = self._plot(f"<b>{self.tr('Output after simulated rounds (95% band)')}</b>")
+        self.out_plot = self._plot("<b>" + self.tr("Output after simulated rounds (95% band)") + "</b>")
         self.correct_bars = pg.BarGraphItem(x=[], height=[], width=0.35, brush=P_COLOR, pen=None)
         self.wrong_bars = pg.BarGraphItem(x=[], height=[], width=0.35, brush=WRONG_COLOR, pen=None)
         self.correct_band = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), beam=0.12, pen=pg.mkPen(colors.text, width=1.5))

@@ -6,10 +6,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QFrame, QTextBrowser
 
-from app.history.palette import STATUSES, STYLES
+from app.history.palette import STATUSES
 
 from .theme import Colors
-from .token_format import status_formats
+from .token_format import status_formats, status_label, status_meaning
 
 
 class Legend(QTextBrowser):
@@ -31,6 +31,6 @@ class Legend(QTextBrowser):
             if i:
                 cursor.insertText("     ", gap)
             fmt = formats[status]
-            fmt.setToolTip(STYLES[status].meaning)
-            cursor.insertText(STYLES[status].label, fmt)
+            fmt.setToolTip(status_meaning(status))
+            cursor.insertText(status_label(status), fmt)
         self.setFixedHeight(int(self.fontMetrics().height() * 1.9))

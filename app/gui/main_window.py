@@ -44,7 +44,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
     def __init__(self, target_spec: str | None = None, draft_spec: str | None = None, autoload: bool = True,
                  parent=None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("SpecLens — exact speculative decoding")
+        self.setWindowTitle(self.tr("SpecLens — exact speculative decoding"))
         self.settings = QSettings(str(settings_file()), QSettings.Format.IniFormat)
         self.theme_name = str(self.settings.value("theme", "system"))
         self.colors = theme.apply(QApplication.instance(), self.theme_name)
@@ -78,7 +78,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         window_settings.restore(self)
         self.flush_timer = QTimer(self, interval=FLUSH_MS, timeout=self._flush)
         if self._history_error:
-            self.show_banner(f"History unavailable, this session is not saved: {self._history_error}")
+            self.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(self._history_error))
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._os_scheme_changed)
         if autoload:
             QTimer.singleShot(0, self, lambda: self.load_models(self.target_spec, self.draft_spec))

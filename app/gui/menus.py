@@ -5,42 +5,51 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 
-from . import theme
+from . import i18n, theme
 
 
 class MenusMixin:
     def _build_menus(self) -> None:
-        file = self.menuBar().addMenu("&File")
-        file.addAction("New chat", QKeySequence.StandardKey.New, self.new_chat)
-        file.addAction("Export conversation as HTML…", lambda: self._export_conversation("html"))
-        file.addAction("Export conversation as Markdown…", lambda: self._export_conversation("md"))
-        file.addAction("Export plots (PNG, SVG, CSV)…", self._export_plots)
+        file = self.menuBar().addMenu(self.tr("&File"))
+        file.addAction(self.tr("New chat"), QKeySequence.StandardKey.New, self.new_chat)
+        file.addAction(self.tr("Export conversation as HTML…"), lambda: self._export_conversation("html"))
+        file.addAction(self.tr("Export conversation as Markdown…"), lambda: self._export_conversation("md"))
+        file.addAction(self.tr("Export plots (PNG, SVG, CSV)…"), self._export_plots)
         file.addSeparator()
-        file.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
-        chat = self.menuBar().addMenu("&Chat")
-        chat.addAction("Send", QKeySequence("Ctrl+Return"), self.send)
-        chat.addAction("Stop", QKeySequence(Qt.Key.Key_Escape), self.stop)
-        chat.addAction("Regenerate last answer", QKeySequence("Ctrl+R"), self.regenerate)
-        chat.addAction("Copy last answer", QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
+        file.addAction(self.tr("Quit"), QKeySequence.StandardKey.Quit, self.close)
+        chat = self.menuBar().addMenu(self.tr("&Chat"))
+        chat.addAction(self.tr("Send"), QKeySequence("Ctrl+Return"), self.send)
+        chat.addAction(self.tr("Stop"), QKeySequence(Qt.Key.Key_Escape), self.stop)
+        chat.addAction(self.tr("Regenerate last answer"), QKeySequence("Ctrl+R"), self.regenerate)
+        chat.addAction(self.tr("Copy last answer"), QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
         models = self.menuBar().addMenu(self.tr("&Models"))
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
-        view = self.menuBar().addMenu("&View")
-        view.addAction("Larger text", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
+        view = self.menuBar().addMenu(self.tr("&View"))
+        view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))
-        view.addAction("Smaller text", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
-        view.addAction("Reset text size", QKeySequence("Ctrl+0"), lambda: self.zoom(0))
+        view.addAction(self.tr("Smaller text"), QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
+        view.addAction(self.tr("Reset text size"), QKeySequence("Ctrl+0"), lambda: self.zoom(0))
         view.addSeparator()
-        themes = view.addMenu("Theme")
+        themes = view.addMenu(self.tr("Theme"))
         group = QActionGroup(self)
         for name in theme.THEMES:
-            action = QAction(name.capitalize(), self, checkable=True, checked=name == self.theme_name)
+            label = {"system": self.tr("System"), "light": self.tr("Light"), "dark": self.tr("Dark")}.get(name, name)
+            action = QAction(label, self, checkable=True, checked=name == self.theme_name)
             action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
             group.addAction(action)
             themes.addAction(action)
         view.addSeparator()
-        view.addAction("Step through rounds", QKeySequence("F6"), self.show_step_through)
-        view.addAction("Lab…", QKeySequence("F7"), self.show_lab)
+        view.addAction(self.tr("Step through rounds"), QKeySequence("F6"), self.show_step_through)
+        view.addAction(self.tr("Lab…"), QKeySequence("F7"), self.show_lab)
+        languages = view.addMenu(self.tr("Language"))
+        group = QActionGroup(self)
+        current = i18n.stored_choice()
+        for code, name in (("system", self.tr("System")), ("en", "English"), ("zh_CN", "简体中文")):
+            action = QAction(name, self, checkable=True, checked=code == current)
+            action.triggered.connect(lambda _=False, c=code: self.set_language(c))
+            group.addAction(action)
+            languages.addAction(action)
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
@@ -63,3 +72,8 @@ class MenusMixin:
         self.lab.raise_()
         return self.lab
 
+
+    def set_language(self, choice: str) -> None:
+        """Stored for the next start: every widget reads its texts when it is built."""
+        i18n.store_choice(choice)
+        self.show_banner(self.tr("The language changes when SpecLens next starts."), info=True)

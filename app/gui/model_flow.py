@@ -31,7 +31,7 @@ class ModelFlowMixin:
         self._sync_buttons()
         self.progress.setMaximum(0)  # busy until the loader reports a fraction
         self.progress.setVisible(True)
-        self.progress_label.setText("Loading models …")
+        self.progress_label.setText(self.tr("Loading models …"))
         self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing))
 
     def recheck_choice(self) -> None:
@@ -43,7 +43,7 @@ class ModelFlowMixin:
         if auto.predicted >= 1.0:
             return
         p = auto.profile
-        self.switched = _tr("Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
+        self.switched = QCoreApplication.translate("ModelFlow", "Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
                             "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
             p.alpha_at(1), p.c, p.label, auto.predicted)
         self.drafter, self.auto = None, None
@@ -78,7 +78,7 @@ class ModelFlowMixin:
         self.settings.setValue("target", self.target_spec)
         self.settings.setValue("draft", self.draft_spec)
         self.progress.setVisible(False)
-        self.progress_label.setText(f"Ready · loaded in {result.seconds:.1f} s")
+        self.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
         self.hide_banner()
         self._update_status()
         self._sync_buttons()
@@ -90,18 +90,16 @@ class ModelFlowMixin:
         if self.target is not None:  # a failed swap keeps the working pair
             self.controls.select(self.controls.target, self.target_spec)
             self.controls.select(self.controls.draft, self.draft_spec)
-            box = QMessageBox(QMessageBox.Icon.Warning, "Could not load the model", message, parent=self)
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message, parent=self)
             box.open()
         else:
-            self.show_banner(f"Could not load the models: {message} — choose another target or draft on the right.")
+            self.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
+                             .format(message))
         self._sync_buttons()
 
     def _draft_name(self) -> str:
-        return self.drafter.name if self.drafter is not None else "none (target only)"
+        return self.drafter.name if self.drafter is not None else self.tr("none (target only)")
 
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("ModelFlow", text)
 
 
 def plot_notice(selection) -> str | None:
@@ -111,10 +109,10 @@ def plot_notice(selection) -> str | None:
         return None
     choice = selection.choice
     if choice.target_only and choice.options:
-        return _tr("Running target-only: no draft is predicted to be faster here. {0}").format(_options(choice))
+        return QCoreApplication.translate("ModelFlow", "Running target-only: no draft is predicted to be faster here. {0}").format(_options(choice))
     if not choice.target_only and choice.predicted < 1.0:
         best = choice.options[0] if choice.options else None
-        return _tr("Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft 'auto'.").format(
+        return QCoreApplication.translate("ModelFlow", "Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft 'auto'.").format(
             best.label, choice.predicted, best.why) if best else None
     return None
 
@@ -122,21 +120,21 @@ def plot_notice(selection) -> str | None:
 def choice_status(selection, auto, gamma_auto: bool, stats, switched: str | None = None) -> tuple[str, str]:
     """(status-bar text, tooltip) for the drafter choice and the live γ."""
     if switched:
-        return _tr("Target-only (switched live)"), switched
+        return QCoreApplication.translate("ModelFlow", "Target-only (switched live)"), switched
     if selection is None:
         return "", ""
     choice = selection.choice
-    how = _tr("cached timings") if selection.calibration.cached else _tr("timed at load")
+    how = QCoreApplication.translate("ModelFlow", "cached timings") if selection.calibration.cached else QCoreApplication.translate("ModelFlow", "timed at load")
     if choice.target_only:
         if not choice.options:
-            return _tr("target-only"), choice.reason
-        return _tr("Target-only: {0}").format(_options(choice)), f"{choice.reason} [{how}]"
+            return QCoreApplication.translate("ModelFlow", "target-only"), choice.reason
+        return QCoreApplication.translate("ModelFlow", "Target-only: {0}").format(_options(choice)), f"{choice.reason} [{how}]"
     predicted = auto.predicted if auto is not None and auto.rounds else choice.predicted
-    gamma = _tr("γ auto {0}").format(auto.gamma()) if auto is not None and gamma_auto else _tr("γ fixed")
+    gamma = QCoreApplication.translate("ModelFlow", "γ auto {0}").format(auto.gamma()) if auto is not None and gamma_auto else QCoreApplication.translate("ModelFlow", "γ fixed")
     if predicted < 1.0:
-        return _tr("Slower than target-only: predicted {0:.2f}× · {1}").format(predicted, gamma), \
+        return QCoreApplication.translate("ModelFlow", "Slower than target-only: predicted {0:.2f}× · {1}").format(predicted, gamma), \
             f"{choice.reason} [{how}]"
-    return _tr("{0} · predicted {1:.2f}×").format(gamma, predicted), f"{choice.reason} [{how}]"
+    return QCoreApplication.translate("ModelFlow", "{0} · predicted {1:.2f}×").format(gamma, predicted), f"{choice.reason} [{how}]"
 
 
 def _options(choice) -> str:

@@ -44,10 +44,10 @@ class PlotsPanel(QWidget):
         grid.setSpacing(6)
         self.plots: dict[str, pg.PlotWidget] = {}
         for i, (key, left, bottom) in enumerate((
-            ("histogram", "share of rounds", "drafts accepted per round"),
-            ("speedup", "speedup ×", "tokens in this message"),
-            ("position", "acceptance rate", "draft position"),
-            ("throughput", "tokens / s", "tokens in this message"),
+            ("histogram", self.tr("share of rounds"), self.tr("drafts accepted per round")),
+            ("speedup", self.tr("speedup ×"), self.tr("tokens in this message")),
+            ("position", self.tr("acceptance rate"), self.tr("draft position")),
+            ("throughput", self.tr("tokens / s"), self.tr("tokens in this message")),
         )):
             plot = pg.PlotWidget()
             plot.setMenuEnabled(False)
@@ -131,8 +131,8 @@ class PlotsPanel(QWidget):
         self.hist_message.setOpts(x=[x - 0.2 for x in xs], height=[c / total for c in counts])
         self.hist_bonus.setOpts(x=[x - 0.2 for x in xs], height=[b / total for b in bonus])
         self.hist_session.setOpts(x=[x + 0.2 for x in xs], height=[c / session_total for c in session_counts])
-        self._title("histogram", f"Accepted drafts per round ({sum(counts)} rounds)",
-                    (BLUE, "message"), (GREEN, "bonus"), (self.colors.muted, "session"))
+        self._title("histogram", self.tr("Accepted drafts per round ({0} rounds)").format(sum(counts)),
+                    (BLUE, self.tr("message")), (GREEN, self.tr("bonus")), (self.colors.muted, self.tr("session")))
 
         sx, sy = st.speedup_series()
         self.speedup_measured.setData(sx, sy)
@@ -151,9 +151,9 @@ class PlotsPanel(QWidget):
         if notice != self._notice:
             self._notice = notice
             self.speedup_notice.setText(notice or "")
-        self._title("speedup", "Speedup vs target-only",
-                    (BLUE, "measured" + (f" {sy[-1]:.2f}×" if sy else "")),
-                    (ORANGE, "predicted" + (f" {predicted:.2f}×" if predicted is not None else "")))
+        self._title("speedup", self.tr("Speedup vs target-only"),
+                    (BLUE, self.tr("measured") + (f" {sy[-1]:.2f}×" if sy else "")),
+                    (ORANGE, self.tr("predicted") + (f" {predicted:.2f}×" if predicted is not None else "")))
 
         positions = list(range(1, gamma + 1))
         msg_rates = st.message.per_position(gamma)
@@ -161,8 +161,8 @@ class PlotsPanel(QWidget):
         sess = [(i, r) for i, r in zip(positions, st.session.per_position(gamma), strict=True) if r is not None]
         self.pos_session.setData([i for i, _ in sess], [r for _, r in sess])
         alpha = st.session.alpha
-        self._title("position", "Acceptance by position" + (f" · α = {alpha:.3f}" if alpha is not None else ""),
-                    (BLUE, "message"), (ORANGE, "session"))
+        self._title("position", self.tr("Acceptance by position") + (f" · α = {alpha:.3f}" if alpha is not None else ""),
+                    (BLUE, self.tr("message")), (ORANGE, self.tr("session")))
 
         tx, ty = self._throughput()
         self.tps_curve.setData(tx, ty)
@@ -174,9 +174,9 @@ class PlotsPanel(QWidget):
         else:
             self.tps_baseline.setData([], [])
         tps = st.tokens_per_second()
-        self._title("throughput", "Tokens per second",
-                    (BLUE, "speculative" + (f" {tps:.1f}" if tps else "")),
-                    (self.colors.muted, "target only" + (f" {1 / st.baseline_step:.1f}" if st.baseline_step else "")))
+        self._title("throughput", self.tr("Tokens per second"),
+                    (BLUE, self.tr("speculative") + (f" {tps:.1f}" if tps else "")),
+                    (self.colors.muted, self.tr("target only") + (f" {1 / st.baseline_step:.1f}" if st.baseline_step else "")))
 
     def _range(self, key: str, axis: str, low: float, high: float) -> None:
         if self._ranges.get((key, axis)) != (low, high):

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from .app import application
 
 LOAD_TIMEOUT_S = 300
-ANSWER_TIMEOUT_S = 300
+ANSWER_TIMEOUT_S = 900  # a busy CPU can be slow; a screenshot waits rather than fails
 
 
 def wait_until(condition, timeout: float) -> bool:

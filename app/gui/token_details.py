@@ -15,7 +15,7 @@ class TokenDetails(QTextBrowser):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("details")
-        self.setPlaceholderText(PROMPT)
+        self.setPlaceholderText(self.tr("Hover or click a token to inspect it."))
         self.decode = str
 
     def show_token(self, token: StoredToken) -> None:

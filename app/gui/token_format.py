@@ -3,6 +3,7 @@ plus underline, weight or strike-out, so statuses stay distinguishable without c
 
 from __future__ import annotations
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QColor, QFont, QTextCharFormat
 
 from app.history.palette import STATUSES, STYLES
@@ -51,6 +52,27 @@ def status_of(fmt: QTextCharFormat, formats: dict[str, QTextCharFormat]) -> str 
     return None
 
 
+def status_label(status: str) -> str:
+    """The status name as shown (translated); the history palette keeps the English one for exports."""
+    return {
+        "accepted": QCoreApplication.translate("Status", "accepted"),
+        "corrected": QCoreApplication.translate("Status", "corrected"),
+        "bonus": QCoreApplication.translate("Status", "bonus"),
+        "target": QCoreApplication.translate("Status", "target"),
+        "rejected": QCoreApplication.translate("Status", "rejected"),
+    }.get(status, status)
+
+
+def status_meaning(status: str) -> str:
+    return {
+        "accepted": QCoreApplication.translate("Status", "draft token kept by the min(1, p/q) test"),
+        "corrected": QCoreApplication.translate("Status", "sampled from the residual max(0, p - q) after a rejection"),
+        "bonus": QCoreApplication.translate("Status", "sampled from p after every draft token was accepted"),
+        "target": QCoreApplication.translate("Status", "sampled from p with no draft (target-only decoding)"),
+        "rejected": QCoreApplication.translate("Status", "draft token refused; not part of the answer"),
+    }.get(status, STYLES[status].meaning)
+
+
 def _prob(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
 
@@ -65,14 +87,15 @@ def describe(token: StoredToken, decode=str) -> str:
     style = STYLES[token.status]
     color = f" style='color:{style.color}'" if style.color else ""
     rows = [
-        f"<b{color}>{style.label}</b> &nbsp;<code>{_escape(repr(token.text))}</code>",
-        f"<span>{style.meaning}</span>",
-        f"token id {token.token_id} · round {token.round + 1}",
+        f"<b{color}>{status_label(token.status)}</b> &nbsp;<code>{_escape(repr(token.text))}</code>",
+        f"<span>{status_meaning(token.status)}</span>",
+        QCoreApplication.translate("TokenDetails", "token id {0} · round {1}").format(token.token_id, token.round + 1),
         f"p(x) = {_prob(token.p)} · q(x) = {_prob(token.q)}",
         f"min(1, p/q) = {_prob(token.accept_prob)}",
     ]
     if token.top is not None:
-        for label, entries in (("p", token.top.p), ("q", token.top.q), ("residual", token.top.residual)):
+        residual = QCoreApplication.translate("TokenDetails", "residual")
+        for label, entries in (("p", token.top.p), ("q", token.top.q), (residual, token.top.residual)):
             cells = ", ".join(f"<code>{_escape(repr(decode(tid)))}</code>&nbsp;{prob:.3f}" for tid, prob in entries)
-            rows.append(f"<b>top {label}:</b> {cells}")
+            rows.append(QCoreApplication.translate("TokenDetails", "<b>top {0}:</b> {1}").format(label, cells))
     return "<br>".join(rows)

@@ -35,7 +35,7 @@ class LayoutMixin:
         self.banner = QLabel(wordWrap=True, objectName="banner", visible=False)
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.system_prompt = QLineEdit(objectName="system", clearButtonEnabled=True)
-        self.system_prompt.setPlaceholderText("System prompt (optional) — sent before every turn of this chat")
+        self.system_prompt.setPlaceholderText(self.tr("System prompt (optional) — sent before every turn of this chat"))
         self.system_prompt.editingFinished.connect(self._system_prompt_edited)
         self.chat = ChatView(self.colors)
         self.chat.token_hovered.connect(self._show_token)
@@ -43,10 +43,10 @@ class LayoutMixin:
         self.chat.action.connect(self._message_action)
         self.legend = Legend(self.colors)
         self.input = QPlainTextEdit(objectName="input")
-        self.input.setPlaceholderText("Ask something…   (Ctrl+Enter sends, Esc stops)")
+        self.input.setPlaceholderText(self.tr("Ask something…   (Ctrl+Enter sends, Esc stops)"))
         self.input.setFixedHeight(84)
-        self.send_button = QPushButton("Send", objectName="primary", toolTip="Ctrl+Enter")
-        self.stop_button = QPushButton("Stop", objectName="stop", toolTip="Esc", enabled=False)
+        self.send_button = QPushButton(self.tr("Send"), objectName="primary", toolTip="Ctrl+Enter")
+        self.stop_button = QPushButton(self.tr("Stop"), objectName="stop", toolTip="Esc", enabled=False)
         self.send_button.clicked.connect(self.send)
         self.stop_button.clicked.connect(self.stop)
         buttons = QVBoxLayout()
@@ -84,10 +84,10 @@ class LayoutMixin:
         self.step.step_requested.connect(self.round_gate.step)
         self.docks = {}
         for key, title, widget, area in (
-            ("conversations", "Conversations", self.conversations, Qt.DockWidgetArea.LeftDockWidgetArea),
-            ("controls", "Controls", side, Qt.DockWidgetArea.RightDockWidgetArea),
-            ("plots", "Statistics", self.plots, Qt.DockWidgetArea.BottomDockWidgetArea),
-            ("step", "Step-through", self.step, Qt.DockWidgetArea.BottomDockWidgetArea),
+            ("conversations", self.tr("Conversations"), self.conversations, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("controls", self.tr("Controls"), side, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("plots", self.tr("Statistics"), self.plots, Qt.DockWidgetArea.BottomDockWidgetArea),
+            ("step", self.tr("Step-through"), self.step, Qt.DockWidgetArea.BottomDockWidgetArea),
         ):
             dock = QDockWidget(title, self, objectName=key)
             dock.setWidget(widget)
