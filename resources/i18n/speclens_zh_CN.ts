@@ -640,7 +640,7 @@
     <message>
         <location filename="../../app/gui/model_flow.py" line="46" />
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
-        <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率（α₁ {0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
+        <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
         <location filename="../../app/gui/model_flow.py" line="112" />

@@ -134,7 +134,7 @@ def test_the_check_catches_an_untranslated_string(qtbot, zh_window):
     assert any(untranslated(t, names) for _, t in visible_strings(zh_window))
 
 
-def test_every_translation_is_finished_and_its_characters_are_in_the_font():
+def test_every_translation_is_finished_and_its_characters_are_in_the_font(qapp):
     tree = ET.parse(resource_path("i18n", "speclens_zh_CN.ts"))
     unfinished = [m.find("source").text for m in tree.iter("message")
                   if m.find("translation").get("type") == "unfinished" or not m.find("translation").text]
