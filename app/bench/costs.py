@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass
 import torch
 
 from app.engine.kv import forward, new_cache, rollback
+from app.engine.static_kv import verify_size
+
+from .memory import sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +37,6 @@ class StepCosts:
         return asdict(self) | {"c": self.c, "verify_cost": self.verify_cost}
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 class _Timer:
     """Feeds n_new tokens after a cache holding ids[:-1], rolling back after each timing."""
 
@@ -55,23 +53,55 @@ class _Timer:
         self.times.clear()
 
     def once(self) -> None:
-        _sync(self.device)
+        sync(self.device)
         t0 = time.perf_counter()
         forward(self.model, self.cache, self.fresh, keep=self.n_new)
-        _sync(self.device)
+        sync(self.device)
         self.times.append(time.perf_counter() - t0)
         rollback(self.cache, self.held)
 
 
-def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9) -> StepCosts:
+class _StaticTimer(_Timer):
+    """The same timing through a StaticModel: the 1-token step, or verify padded as the engine pads it."""
+
+    def __init__(self, static_model, ids: torch.Tensor, n_new: int) -> None:
+        self.sm, self.n_new, self.device = static_model, n_new, static_model.device
+        self.sm.resize(len(ids) + n_new)
+        size = verify_size(n_new) if n_new > 1 else 1
+        self.tokens = torch.cat([ids[-1:], ids[-1:].repeat(size - 1)]).to(self.device)
+        self.start = len(ids) - 1
+        self.sm.prefill(ids[:-1].to(self.device))
+        self.times: list[float] = []
+        self.once()
+        self.times.clear()
+
+    def once(self) -> None:
+        sync(self.device)
+        t0 = time.perf_counter()
+        if self.n_new == 1:
+            self.sm.step(self.tokens, self.start)
+        else:
+            self.sm.verify(self.tokens, self.start, self.n_new)
+        sync(self.device)
+        self.times.append(time.perf_counter() - t0)  # nothing to roll back: the next call overwrites
+
+
+def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9, static=None) -> StepCosts:
     """target/draft are models (draft may be None); ids is the tokenised prompt [L].
 
     The three timings take turns within each repetition, so a burst of machine noise lands on
-    all of them rather than skewing one ratio; each is the median over `reps`.
+    all of them rather than skewing one ratio; each is the median over `reps`. With `static` (a
+    StaticDecoder) the steps are the static path's, compiled when it compiles.
     """
-    timers = [_Timer(target, ids, 1), _Timer(target, ids, gamma + 1)]
-    if draft is not None:
-        timers.append(_Timer(draft, ids, 1))
+    if static is not None:
+        ts = static.model(target, len(ids) + gamma + 1)
+        timers = [_StaticTimer(ts, ids, 1), _StaticTimer(ts, ids, gamma + 1)]
+        if draft is not None:
+            timers.append(_StaticTimer(static.model(draft, len(ids) + 1), ids, 1))
+    else:
+        timers = [_Timer(target, ids, 1), _Timer(target, ids, gamma + 1)]
+        if draft is not None:
+            timers.append(_Timer(draft, ids, 1))
     for _ in range(reps):
         for timer in timers:
             timer.once()

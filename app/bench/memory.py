@@ -1,4 +1,5 @@
-"""Peak memory of one generation: RSS sampled on a thread for CPUs, the allocator's peak on CUDA."""
+"""Peak memory of one generation (RSS sampled on a thread for CPUs, the allocator's peak on CUDA), the
+memory each model holds, and the device sync every timer around GPU work ends with."""
 
 from __future__ import annotations
 
@@ -45,3 +46,17 @@ class PeakMemory:
     @property
     def peak_mib(self) -> float:
         return self.peak_bytes / 2**20
+
+
+def sync(device: torch.device) -> None:
+    """Wait for queued GPU work, so a clock read after it counts that work (a no-op on a CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def model_mib(model) -> float:
+    """Weights and buffers of one model, in MiB: the per-model part of the peak."""
+    tensors = [*model.parameters(), *model.buffers()]
+    return sum(t.numel() * t.element_size() for t in tensors) / 2**20

@@ -14,6 +14,18 @@ def _load(meta: dict) -> str:
     return f"; 1-min load average {load['before'][0]:.1f} before, {load['after'][0]:.1f} after (noise)"
 
 
+def _engine(meta: dict) -> str:
+    """The engine path and what each model holds (older JSON files lack both)."""
+    mib = meta.get("model_mib") or {}
+    parts = [f"SpecLens engine: {meta.get('engine', 'dynamic')}"]
+    if meta.get("compile_seconds") is not None:
+        parts.append(f"compile {meta['compile_seconds']:.1f} s before measuring")
+    if mib:
+        draft = f", draft {mib['draft']:.0f} MiB" if mib.get("draft") else ""
+        parts.append(f"weights: target {mib['target']:.0f} MiB{draft}")
+    return "; ".join(parts) + "."
+
+
 def setting_table(summary: dict) -> str:
     head = ("| configuration | tok/s median | min–max | speedup | ÷ best HF | α | acceptance by position "
             "| mean accepted | histogram 0..γ | c | verify cost | predicted | efficiency | peak MiB |")
@@ -66,6 +78,8 @@ def markdown(result: dict) -> str:
         f"{meta['max_new_tokens']} new tokens max, {meta['repeats']} repeats, suite `{meta['prompts']}` "
         f"({meta['n_prompts']} prompts), device {meta['device']}, {meta['threads']} threads, "
         f"torch {meta['torch']}, transformers {meta['transformers']}{_load(meta)}",
+        "",
+        _engine(meta),
         "",
         "Speedup is over the same engine's target-only run (paired within each repeat, median over repeats); "
         "predicted = (1 − α^(γ+1)) / ((1 − α)(γc + verify cost)); efficiency = speedup / predicted.",

@@ -15,7 +15,7 @@ from transformers import GenerationConfig
 
 from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent, decode
 
-from .memory import PeakMemory
+from .memory import PeakMemory, sync
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
 HF_DEFAULTS = "assisted (HF defaults)"  # HF only: the assistant's own defaults
@@ -79,6 +79,8 @@ class Pair:
     trained: Drafter | None = None  # a trained feature draft for the target, when one exists
     selection: object | None = None  # app.models.calibration.Selection: what "auto" chose, and its costs
     auto_gammas: list = field(default_factory=list)  # γ asked for by the live controller, per auto run
+    static: object | None = None  # an app.engine.static.StaticDecoder: SpecLens runs on static caches
+    # (drafters the static path does not support, such as a trained feature draft, run on dynamic ones)
 
 
 def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodeParams) -> Run:
@@ -99,16 +101,19 @@ def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams)
     fixed = params
     read = (lambda: replace(fixed, gamma=auto.gamma())) if auto is not None else params
     t = pair.target
+    static = pair.static if pair.static is not None and pair.static.supports(drafter) is None else None
     result = Result()
     with PeakMemory(t.device) as mem:
         start = time.perf_counter()
         for event in decode(
             t.model, ids, drafter, read, stop_token_ids=t.stop_token_ids, vocab_size=t.vocab_size,
             tokenizer=t.tokenizer,  # the app always streams text, so the benchmark pays for it too
+            static=static,
         ):
             result.add(event)
             if auto is not None and isinstance(event, RoundEvent):
                 auto.observe(event)
+        sync(t.device)
         seconds = time.perf_counter() - start
     if auto is not None:
         pair.auto_gammas.append([r.gamma for r in result.rounds])
@@ -156,5 +161,6 @@ def run_hf(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Ru
             input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
             generation_config=hf_generation_config(pair, mode, params), **extra,
         )
+        sync(t.device)
         seconds = time.perf_counter() - start
     return Run(out[0, input_ids.shape[1]:].tolist(), seconds, mem.peak_mib, None)

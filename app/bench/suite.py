@@ -67,7 +67,8 @@ def run_setting(
     for config in configs:  # first calls pay for kernel selection and allocator growth
         run_config(pair, config, ids[prompts[0].id], warm)
     draft = pair.draft_model if any(c.mode in (MODEL_DRAFT, HF_DEFAULTS) for c in configs) else None
-    costs = {p.id: measure_costs(pair.target.model, draft, ids[p.id], params.gamma) for p in prompts}
+    costs = {p.id: measure_costs(pair.target.model, draft, ids[p.id], params.gamma, static=pair.static)
+             for p in prompts}
     runs: dict[tuple[str, str], list[Run]] = {(c.name, p.id): [] for c in configs for p in prompts}
     for r in range(repeats):
         for p in prompts:

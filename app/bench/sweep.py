@@ -40,7 +40,7 @@ def run_sweep(
     warm = dataclasses.replace(params, max_new_tokens=min(WARMUP_TOKENS, params.max_new_tokens))
     for config in (base, spec):
         run_config(pair, config, ids[prompts[0].id], warm)
-    costs = {g: [measure_costs(pair.target.model, pair.draft_model, ids[p.id], g) for p in prompts] for g in gammas}
+    costs = {g: [measure_costs(pair.target.model, pair.draft_model, ids[p.id], g, static=pair.static) for p in prompts] for g in gammas}
     base_runs: list[list[Run]] = [[] for _ in range(repeats)]
     spec_runs: dict[int, list[list[Run]]] = {g: [[] for _ in range(repeats)] for g in gammas}
     for r in range(repeats):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from . import UsageError
-from .common import add_model_args, load_kwargs
+from .common import add_engine_args, add_model_args, load_kwargs, static_decoder
 
 
 def add_parser(sub) -> None:
@@ -37,6 +37,11 @@ def add_parser(sub) -> None:
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
     p.add_argument("--gui-overhead", action="store_true",
                    help="also measure tokens/s through the GUI worker against headless decoding")
+    add_engine_args(p)
+    p.add_argument("--gpu-mechanics", action="store_true",
+                   help="instead: random-weight Llama pair (~1B / ~100M, bf16) built on the spot, eager against "
+                        "compiled static steps at gamma 1, 2, 4, 8; nothing is downloaded")
+    p.add_argument("--tiny", action="store_true", help="with --gpu-mechanics: tiny models, seconds on a CPU")
     p.add_argument("--out", default="bench-results.json", help="JSON output; the Markdown goes beside it")
     p.set_defaults(run=run)
 
@@ -54,6 +59,12 @@ def parse_temperatures(text: str) -> list[float]:
 def run(args: argparse.Namespace) -> int:
     from app.engine import DecodeParams
 
+    if args.tiny and not args.gpu_mechanics:
+        raise UsageError("--tiny only applies to --gpu-mechanics")
+    if args.gpu_mechanics:
+        from app.bench.gpu_mechanics import run_cli
+
+        return run_cli(args)
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
     if args.threads < 1:
@@ -73,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
     import transformers
 
+    from app.bench.memory import model_mib
     from app.bench.report import markdown
     from app.bench.runners import Pair
     from app.bench.suite import run_setting, summarize_setting
@@ -105,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             pair.selection = select(target, "auto", **kwargs)
             result_choice = choice_json(pair.selection)
             log(f"auto: {pair.selection.choice.reason}")
+    pair.static = static_decoder(args, target.model, pair.drafter, max(gammas or [args.gamma]))
     load_before = os.getloadavg()
     result: dict = {"meta": {
         "target": target.name, "draft": drafter.name if drafter else "none", "gamma": args.gamma,
@@ -112,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         "n_prompts": len(prompts), "device": str(target.device), "threads": args.threads,
         "target_dtype": str(target.dtype).removeprefix("torch."),
         "torch": torch.__version__, "transformers": transformers.__version__,
+        "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic",
+        "compile_seconds": pair.static.compile_seconds if pair.static is not None else None,
+        "model_mib": {"target": model_mib(target.model), "draft": model_mib(draft_model) if draft_model else None},
     }, "settings": []}
     if result_choice:
         result["choice"] = result_choice

@@ -65,6 +65,40 @@ def gamma_arg(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected 'auto' or an integer, got {text!r}") from None
 
 
+def add_engine_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--static", action="store_true",
+                        help="decode on static KV caches with fixed-shape steps (one host sync per round)")
+    parser.add_argument("--compile", action="store_true",
+                        help="also torch.compile the draft and verify steps (implies --static; CUDA graphs on a "
+                             "GPU; compiling takes a minute or more before the first answer)")
+
+
+def static_decoder(args: argparse.Namespace, target_model, drafter, max_gamma: int, stream=None):
+    """The StaticDecoder --static/--compile ask for, warmed up with progress on stderr; None without them.
+
+    Raises ValueError (a one-line message) when the models or the drafter cannot use static caches.
+    """
+    if not (args.static or args.compile):
+        return None
+    from app.engine.static import StaticDecoder
+
+    stream = stream or sys.stderr
+    decoder = StaticDecoder(target_model, compile=args.compile)
+    reason = decoder.supports(drafter)
+    if reason is not None:
+        raise ValueError(reason)
+
+    def progress(done: int, total: int, what: str) -> None:
+        verb = "compiling" if args.compile else "warming up"
+        stream.write(f"{verb} decoding steps [{done}/{total}] {what}\n")
+        stream.flush()
+
+    seconds = decoder.warm_up(drafter, max_gamma, progress)
+    if args.compile:
+        stream.write(f"compiled in {decoder.compile_seconds:.1f} s (warm-up {seconds:.1f} s)\n")
+    return decoder
+
+
 def add_sampling_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gamma", type=gamma_arg, default="auto",
                         help="draft length per round: 1..16, or 'auto' (re-chosen every round from the live "

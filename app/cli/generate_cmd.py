@@ -8,7 +8,14 @@ import sys
 from dataclasses import replace
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, load_kwargs, params_from
+from .common import (
+    add_engine_args,
+    add_model_args,
+    add_sampling_args,
+    load_kwargs,
+    params_from,
+    static_decoder,
+)
 
 # Keyed by Status values (a StrEnum), so torch is not imported before a command runs.
 ANSI = {
@@ -27,6 +34,7 @@ def add_parser(sub) -> None:
     p.add_argument("--system", default=None, help="optional system prompt")
     add_model_args(p)
     add_sampling_args(p)
+    add_engine_args(p)
     p.add_argument("--show-rejected", action="store_true", help="print rejected draft tokens struck through")
     p.add_argument("--json", action="store_true", help="print token ids, pieces, statuses and statistics as JSON")
     p.set_defaults(run=run)
@@ -57,13 +65,15 @@ def run(args: argparse.Namespace) -> int:
         {"role": "user", "content": args.prompt}
     ]
     input_ids = target.encode_chat(messages)
+    # ValueError (an unsupported model or drafter): one line, exit 2. Auto γ may go up to 8.
+    static = static_decoder(args, target.model, drafter, 8 if auto is not None else params.gamma, log)
     colour = sys.stdout.isatty() and not args.json
     from app.engine import Result, RoundEvent, Status, TokenEvent, decode
 
     result = Result()
     for event in decode(
         target.model, input_ids, drafter, params, stop_token_ids=target.stop_token_ids,
-        vocab_size=target.vocab_size, tokenizer=target.tokenizer,
+        vocab_size=target.vocab_size, tokenizer=target.tokenizer, static=static,
     ):
         result.add(event)
         if auto is not None and isinstance(event, RoundEvent):

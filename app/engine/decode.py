@@ -157,11 +157,13 @@ def decode(
     vocab_size: int | None = None,
     tokenizer=None,
     cancel: Cancel = None,
+    static=None,
 ) -> Iterator[Event]:
     """Generate after input_ids [L] or [1, L], yielding TokenEvent / RoundEvent, then FinishedEvent.
 
     With drafter=None this is plain autoregressive decoding of the target. `params` may be a
     callable, read at the start of every round, so live controls apply at the next round.
+    static: a `static.StaticDecoder` runs the rounds on static caches (same events, one sync a round).
     """
     read_params = params if callable(params) else (lambda: params)
     first = read_params()
@@ -183,7 +185,8 @@ def decode(
             # Drawn from the main stream, not seed + 1, so runs with nearby seeds stay independent.
             drafter.seed(int(torch.randint(2**62, (), generator=generator, device=device)))
         drafter.begin()
-    cache = new_cache(target)
+    session = static.begin(ids_list, drafter, generator, first.max_new_tokens) if static is not None else None
+    cache = new_cache(target) if session is None else None
     detok = StreamDetokenizer(tokenizer) if tokenizer is not None else None
     out: list[int] = []
     round_index = 0
@@ -203,9 +206,12 @@ def decode(
             reason = "context"
             break
         gamma = min(params.gamma, remaining, room - 1) if drafter is not None else 0
-        drafted, v, t_draft, t_verify = speculative_step(
-            target, cache, drafter, ids, ids_list, gamma, params, vocab_size, generator
-        )
+        if session is not None:
+            drafted, v, t_draft, t_verify = session.step(ids_list, gamma, params, vocab_size)
+        else:
+            drafted, v, t_draft, t_verify = speculative_step(
+                target, cache, drafter, ids, ids_list, gamma, params, vocab_size, generator
+            )
         n = v.n_accepted
         # Emit accepted drafts then the new token; stop at EOS or the length limit.
         emitted = drafted[:n] + [v.next_token]
@@ -234,7 +240,8 @@ def decode(
         new = emitted[:cut]
         out.extend(new)
         ids_list.extend(new)
-        ids = torch.cat([ids, torch.tensor(new, dtype=ids.dtype, device=device)])
+        if session is None:  # the static path keeps its tokens on the device
+            ids = torch.cat([ids, torch.tensor(new, dtype=ids.dtype, device=device)])
         yield RoundEvent(
             round_index, gamma, len(drafted), n, cut, bool(drafted) and n == len(drafted) and cut > n,
             tuple(v.overlap), t_draft, t_verify, tuple(drafted), tuple(v.u), tuple(v.accept_prob),

@@ -55,13 +55,13 @@ def exact_joint(model, prompt: list[int], params: DecodeParams, vocab: int, dept
 
 
 def sampled_joint(target, drafter, prompt: list[int], params: DecodeParams, vocab: int, samples: int,
-                  depth: int = 3) -> np.ndarray:
-    """Counts of the first `depth` emitted tokens over `samples` seeded generations."""
+                  depth: int = 3, **decode_kwargs) -> np.ndarray:
+    """Counts of the first `depth` emitted tokens over `samples` seeded generations (decode_kwargs: static=...)."""
     counts = np.zeros(vocab**depth, dtype=np.int64)
     ids = torch.tensor(prompt)
     for i in range(samples):
         run = replace(params, max_new_tokens=depth, seed=i)
-        finished = [e for e in decode(target, ids, drafter, run, vocab_size=vocab) if isinstance(e, FinishedEvent)]
+        finished = [e for e in decode(target, ids, drafter, run, vocab_size=vocab, **decode_kwargs) if isinstance(e, FinishedEvent)]
         index = 0
         for tok in finished[0].token_ids:
             index = index * vocab + tok
