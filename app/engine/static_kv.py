@@ -10,13 +10,14 @@ Shapes stay fixed (1-token draft steps, verify padded to VERIFY_SIZES), which is
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable
 
 import torch
 from transformers import PreTrainedModel
 from transformers.cache_utils import Cache, StaticLayer
+
+from .kv import cache_argument
 
 # Verify feeds gamma + 1 tokens padded up to the next of these (MAX_GAMMA = 16 needs 17 -> 32);
 # each size is one compiled graph, so the set is small.
@@ -89,8 +90,7 @@ class StaticModel:
         self.dtype = next(model.parameters()).dtype
         self.base = model.get_decoder()
         self.head = model.get_output_embeddings()
-        params = inspect.signature(self.base.forward).parameters
-        self.cache_kwarg = "cache" if "cache" in params else "past_key_values"  # renamed in transformers 5.24
+        self.cache_kwarg = cache_argument(type(self.base))
         self.compiled = compile
         self.min_capacity = min_capacity
         self.capacity = 0

@@ -57,7 +57,7 @@ class ChatFlowMixin:
         self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
         params = self.round_gate.wrap(self.controls.params, self.cancel)  # pausable between rounds
         request = GenerationRequest(self.target, input_ids, self.drafter, params, self.cancel,
-                                    baseline_steps=BASELINE_STEPS if measure else 0,
+                                    baseline_steps=BASELINE_STEPS if measure else 0, static=self.static,
                                     observe=self.auto.observe if self.auto is not None else None)
         self.step.clear()
         self.step.set_live(True)

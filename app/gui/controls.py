@@ -36,6 +36,7 @@ class ControlsPanel(QWidget):
     target_chosen = Signal(str)
     draft_chosen = Signal(str)
     show_rejected_changed = Signal(bool)
+    compile_changed = Signal(bool)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -87,6 +88,16 @@ class ControlsPanel(QWidget):
         self.show_rejected.toggled.connect(self.show_rejected_changed)
         box.addWidget(self.show_rejected)
         layout.addWidget(view)
+
+        engine = QGroupBox(self.tr("Engine"))
+        box = QVBoxLayout(engine)
+        self.compile = QCheckBox(self.tr("Compile decoding steps (static caches, torch.compile)"))
+        self.compile.setToolTip(self.tr(
+            "Captures the draft and verify steps as CUDA graphs on a GPU. Compiling takes a minute or more "
+            "before the next message; the output is the same token for token."))
+        self.compile.toggled.connect(self.compile_changed)
+        box.addWidget(self.compile)
+        layout.addWidget(engine)
 
         for spin in (self.gamma, self.top_k, self.max_new, self.seed):
             spin.valueChanged.connect(self._update)

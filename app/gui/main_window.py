@@ -20,6 +20,7 @@ from app.paths import user_data_dir
 
 from . import theme, window_settings
 from .chat_flow import ChatFlowMixin
+from .compile_flow import CompileFlowMixin
 from .history_flow import HistoryFlowMixin
 from .live_stats import LiveStats
 from .menus import MenusMixin
@@ -37,9 +38,11 @@ def settings_file() -> Path:
     return user_data_dir() / "settings.ini"
 
 
-class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin, QMainWindow):
+class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin, CompileFlowMixin,
+                 QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
+    _warm = Signal(object)
 
     def __init__(self, target_spec: str | None = None, draft_spec: str | None = None, autoload: bool = True,
                  parent=None) -> None:
@@ -65,6 +68,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.closing = threading.Event()
         self.pending: list = []
         self.messages_since_baseline = 0
+        self.static = None  # a StaticDecoder while "Compile decoding steps" is on and warmed up
         self.stats = LiveStats()
         self._history_error = None
         try:
@@ -92,6 +96,11 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             obj.moveToThread(self.engine_thread)
         self._generate.connect(self.worker.start)
         self._load.connect(self.loader.load)
+        self._warm.connect(self.worker.warm_up)
+        self.worker.warm_progress.connect(self._on_warm_progress)
+        self.worker.warmed.connect(self._on_warmed)
+        self.worker.warm_failed.connect(self._on_warm_failed)
+        self.controls.compile_changed.connect(self._compile_toggled)
         self.worker.baseline.connect(self._on_baseline)
         self.worker.events.connect(self._on_events)
         self.worker.finished.connect(self._on_finished)

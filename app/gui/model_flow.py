@@ -82,6 +82,9 @@ class ModelFlowMixin:
         self.hide_banner()
         self._update_status()
         self._sync_buttons()
+        self.static = None  # compiled for the previous pair
+        if self.controls.compile.isChecked():
+            self.warm_up_static()
 
     def _on_load_failed(self, message: str) -> None:
         self.loading = False

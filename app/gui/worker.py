@@ -13,6 +13,10 @@ Headless use (benchmarks, tests), no window needed; requests go in through a que
     request.cancel.set()  # stop: the engine ends the generation before its next round
     thread.quit(); thread.wait()
 
+Compiled decoding: `warm_up(WarmUpRequest)` builds a StaticDecoder and compiles its steps before the
+next message, reporting `warm_progress(done, total)`, then `warmed(decoder, compile seconds)` or
+`warm_failed(str)`; the window passes the decoder back in each GenerationRequest.
+
 Signals: `baseline(float)` target-only seconds per step measured on this prompt (only when
 requested), `events(list)` the TokenEvents and closing RoundEvent of one round, `finished(FinishedEvent)`,
 `failed(str)` a one-line error. Exactly one of finished/failed ends every start().
@@ -28,6 +32,7 @@ import torch
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.engine import DecodeParams, Drafter, FinishedEvent, RoundEvent, decode
+from app.engine.static import StaticDecoder
 from app.models import LoadedModel
 
 
@@ -40,6 +45,19 @@ class GenerationRequest:
     cancel: threading.Event = field(default_factory=threading.Event)
     baseline_steps: int = 0  # time this many target-only steps first (measured speedup); 0 skips
     observe: Callable[[RoundEvent], None] | None = None  # sees every round in the engine thread (auto γ)
+    static: StaticDecoder | None = None  # compiled static-cache steps, when the window turned them on
+
+
+@dataclass
+class WarmUpRequest:
+    target: LoadedModel
+    drafter: Drafter | None
+    max_gamma: int  # every verify shape up to this draft length is compiled now, not mid-answer
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+class _Cancelled(Exception):
+    pass
 
 
 class GenerationWorker(QObject):
@@ -47,6 +65,28 @@ class GenerationWorker(QObject):
     events = Signal(list)
     finished = Signal(object)
     failed = Signal(str)
+    warm_progress = Signal(int, int)
+    warmed = Signal(object, float)
+    warm_failed = Signal(str)
+
+    @Slot(object)
+    def warm_up(self, request: WarmUpRequest) -> None:
+        def progress(done: int, total: int, _what: str) -> None:
+            if request.cancel.is_set():  # closing: stop between shapes
+                raise _Cancelled
+            self.warm_progress.emit(done, total)
+
+        try:
+            decoder = StaticDecoder(request.target.model, compile=True)
+            reason = decoder.supports(request.drafter)
+            if reason is not None:
+                raise ValueError(reason)
+            decoder.warm_up(request.drafter, request.max_gamma, progress)
+            self.warmed.emit(decoder, decoder.compile_seconds)
+        except _Cancelled:
+            self.warm_failed.emit("cancelled")
+        except Exception as exc:  # an unsupported model or a compiler failure: the window keeps eager decoding
+            self.warm_failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
 
     @Slot(object)
     def start(self, request: GenerationRequest) -> None:
@@ -63,7 +103,7 @@ class GenerationWorker(QObject):
                 batch: list = []
                 for event in decode(
                     target.model, request.input_ids, request.drafter, request.params,
-                    tokenizer=target.tokenizer, **common,
+                    tokenizer=target.tokenizer, static=request.static, **common,
                 ):
                     if isinstance(event, FinishedEvent):
                         self.finished.emit(event)
@@ -84,7 +124,7 @@ class GenerationWorker(QObject):
         params = replace(read(), max_new_tokens=request.baseline_steps + 1, seed=0)
         times = [
             e.verify_time
-            for e in decode(request.target.model, request.input_ids, None, params, **common)
+            for e in decode(request.target.model, request.input_ids, None, params, static=request.static, **common)
             if isinstance(e, RoundEvent) and e.round > 0
         ]
         return sum(times) / len(times) if times else None

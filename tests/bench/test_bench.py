@@ -179,3 +179,18 @@ def test_only_runs_the_named_configurations(tiny_pair_dirs, tiny_suite, tmp_path
     assert rows == ["SpecLens target-only", "HF target-only", "HF assisted"]
     assert main([*argv, "--only", "HF turbo"]) == 2
     assert "no configuration named 'HF turbo'" in capsys.readouterr().err
+def test_static_engine_gives_the_same_greedy_tokens(tiny_pair_dirs, tiny_suite, tmp_path):
+    """--static: SpecLens runs (and its step costs) go through static caches; greedy tokens match HF's."""
+    target, draft = map(str, tiny_pair_dirs)
+    out = tmp_path / "static.json"
+    code = main(["bench", "--target", target, "--draft", draft, "--prompts", str(tiny_suite), "--repeats", "1",
+                 "--max-new-tokens", "8", "--temperature", "0", "--threads", "1", "--no-auto", "--static", "--out", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["meta"]["engine"] == "static" and data["meta"]["model_mib"]["target"] > 0
+    outputs = data["settings"][0]["outputs"]
+    reference = outputs["HF target-only"]
+    for name, per_prompt in outputs.items():
+        assert per_prompt == reference, name
+    assert all(cost["verify_cost"] > 0 for cost in data["settings"][0]["costs"].values())
+    assert "SpecLens engine: static" in out.with_suffix(".md").read_text()

@@ -63,3 +63,16 @@ def test_bad_gamma_is_one_line(capsys, tiny_pair_dirs):
         main(["generate", "--prompt", "hi", "--gamma", "lots", "--target", str(tiny_pair_dirs[0])])
     assert exc.value.code == 2
     assert "expected 'auto' or an integer" in capsys.readouterr().err
+@pytest.mark.parametrize("draft", ["draft-dir", "prompt-lookup", "none"])
+def test_generate_static_gives_the_same_tokens(capsys, tiny_pair_dirs, draft):
+    """--static decodes on static caches (--compile adds torch.compile, tested in tests/engine)."""
+    import json
+
+    spec = str(tiny_pair_dirs[1]) if draft == "draft-dir" else draft
+    argv = ["--target", str(tiny_pair_dirs[0]), "--draft", spec, "--gamma", "4", "--temperature", "0", "--json"]
+    code, dynamic, _ = run(capsys, *argv)
+    assert code == 0
+    code, static, err = run(capsys, *argv, "--static")
+    assert code == 0, err
+    assert "warming up decoding steps" in err
+    assert [t["id"] for t in json.loads(static)["tokens"]] == [t["id"] for t in json.loads(dynamic)["tokens"]]

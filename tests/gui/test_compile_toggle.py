@@ -1,0 +1,47 @@
+"""The "Compile decoding steps" toggle: warm-up before the next message with progress, then the same answer."""
+
+from __future__ import annotations
+
+from gui_helpers import send
+
+import app.gui.worker as worker_module
+from app.engine.static import StaticDecoder
+
+
+def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
+    # The window's plumbing with uncompiled static steps (seconds): compiling itself, and its equality
+    # with eager decoding, is covered by tests/engine/test_static.py.
+    monkeypatch.setattr(worker_module, "StaticDecoder",
+                        lambda model, compile: StaticDecoder(model, compile=False, min_capacity=64))
+    window.controls.max_new.setValue(30)
+    window.controls.gamma.setValue(2)
+    send(qtbot, window, "hello there")
+    eager = [t.token_id for t in window.recorder.tokens if t.emitted]
+
+    steps = []
+    window.worker.warm_progress.connect(lambda done, total: steps.append((done, total)))
+    window.controls.compile.setChecked(True)
+    assert not window.send_button.isEnabled()  # the first message waits for the warm-up
+    qtbot.waitUntil(lambda: window.static is not None, timeout=120_000)
+    assert window.send_button.isEnabled()
+    assert steps and steps[-1][0] == steps[-1][1]
+    assert "compiled" in window.progress_label.text()
+
+    window.recorder.reset()
+    window.new_chat()
+    send(qtbot, window, "hello there")
+    assert [t.token_id for t in window.recorder.tokens if t.emitted] == eager
+
+    window.controls.compile.setChecked(False)
+    assert window.static is None
+
+
+def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise ValueError("the static cache supports llama models, not gpt2")
+
+    monkeypatch.setattr(worker_module, "StaticDecoder", refuse)
+    window.controls.compile.setChecked(True)
+    qtbot.waitUntil(lambda: not window.controls.compile.isChecked(), timeout=30_000)
+    assert window.static is None and window.send_button.isEnabled()
+    assert "not gpt2" in window.banner.text()
