@@ -108,7 +108,10 @@ class StaticSession:
         limit = context_limit(decoder.target)
         capacity = min(needed, limit) if limit else needed
         self.target = decoder.model(decoder.target, capacity)
-        self.draft = decoder.model(drafter.model, capacity) if type(drafter) is ModelDrafter else None
+        self.draft = None
+        if type(drafter) is ModelDrafter:
+            self.draft = decoder.model(drafter.model, self.target.capacity)
+            self.target.resize(self.draft.capacity)  # one capacity for both: the draft may have grown before
         self.decoder, self.drafter, self.generator, self.device = decoder, drafter, generator, device
         self.ctx = torch.zeros(self.target.capacity + PAD_SLACK, dtype=torch.long, device=device)
         self.ctx[: len(prompt)] = torch.tensor(prompt, dtype=torch.long)
@@ -139,7 +142,7 @@ class StaticSession:
 
     def _ensure(self, needed: int) -> None:
         """Grow the buffers when live parameters ask for more room than the generation began with."""
-        if needed <= self.target.capacity:
+        if needed <= min(self.target.capacity, self.draft.capacity if self.draft else self.target.capacity):
             return
         self.target.grow(needed)
         if self.draft is not None:

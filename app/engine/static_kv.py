@@ -100,6 +100,10 @@ class StaticModel:
         self._step = self._eager_step
         self._trunk = self._eager_trunk
         if compile:
+            # One graph per shape and per buffer size, for every model: more than dynamo's default 8.
+            cfg = torch._dynamo.config
+            name = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"  # renamed in 2.7
+            setattr(cfg, name, max(getattr(cfg, name), 64))
             # reduce-overhead = inductor + CUDA graphs (on a CPU, inductor alone); other backends are for tests
             options = {"mode": "reduce-overhead"} if backend == "inductor" else {"backend": backend}
             self._step = torch.compile(self._eager_step, dynamic=False, **options)
@@ -111,6 +115,7 @@ class StaticModel:
         if capacity <= self.capacity:
             return
         self.capacity = capacity
+        self._compiled_shapes.clear()  # new buffers: the steps compile again, and that time is counted
         size = capacity + PAD_SLACK
         self.cache = StaticKV(self.model.config, size)
         self.positions = torch.arange(size, device=self.device)  # slices of it are the position inputs
