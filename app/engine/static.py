@@ -19,7 +19,7 @@ from transformers import PreTrainedModel
 
 from .decode import TOP_N, Verdict, decide
 from .drafters import ModelDrafter, PromptLookupDrafter
-from .events import TopEntries
+from .events import Top, TopEntries
 from .kv import context_limit
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
 from .static_kv import MIN_CAPACITY, PAD_SLACK, StaticModel, static_support, verify_size
@@ -180,40 +180,46 @@ class StaticSession:
         return self.ctx[n_ctx : n_ctx + gamma].clone(), torch.stack(qs)
 
     def _accept(self, p, q, x, n_ctx: int, greedy: bool) -> tuple[Verdict, list[int]]:
-        """The acceptance rule (decode.decide) with everything the events need in one transfer."""
+        """`decode.accept` (the rule is decode.decide) with everything the events need in one transfer."""
         g = len(x)
-        vocab = p.shape[-1]
+        k = min(TOP_N, p.shape[-1])
         if g == 0:
             y = sample(p[0], self.generator, greedy)
             self.ctx[n_ctx : n_ctx + 1].copy_(y.view(1))
-            host = torch.cat([y.float().view(1), p[0].gather(0, y.view(1))]).tolist()
+            top = torch.topk(p[:1], k, dim=-1)
+            packed = torch.cat([y.float().view(1), p[0].gather(0, y.view(1)), top.indices.float().view(-1),
+                                top.values.view(-1)])
             self.clock.mark()
-            return Verdict(0, int(host[0]), [host[1]], [], [], [], None), []
-        n, y, p_x, q_x, ratio, dist = decide(p, q, x, self.generator, greedy)
+            host = packed.tolist()  # the round's one host sync
+            top_p = _tops(host[2:], 1, k)
+            return Verdict(0, int(host[0]), [host[1]], [], [], [], None, [], top_p, [], top_p[0]), []
+        n, y, p_x, q_x, ratio, dist, u = decide(p, q, x, self.generator, greedy)
         overlap = torch.minimum(p[:g], q).sum(-1)
-        p_y = p.reshape(-1).gather(0, (n * vocab + y).view(1))
-        row = n.clamp_max(g - 1).view(1)  # the rejected position (unused when all were accepted)
-        k = min(TOP_N, vocab)
-        tops = [torch.topk(d, k) for d in (p.index_select(0, row)[0], q.index_select(0, row)[0], dist)]
-        parts = [x.float(), n.float().view(1), y.float().view(1), p_y, p_x, q_x, ratio, overlap]
-        parts += [t for top in tops for t in (top.indices.float(), top.values)]
-        packed = torch.cat(parts)
+        p_y = p.reshape(-1).gather(0, (n * p.shape[-1] + y).view(1))
+        top = torch.topk(torch.cat([p, q, dist[None]]), k, dim=-1)  # rows p_1..p_{g+1}, q_1..q_g, dist
+        parts = [x.float(), n.float().view(1), y.float().view(1), p_y, p_x, q_x, ratio, overlap, u]
+        packed = torch.cat(parts + [top.indices.float().view(-1), top.values.view(-1)])
         self.ctx.index_copy_(0, (n + n_ctx).view(1), y.view(1))  # the new token, after the accepted drafts
         self.clock.mark()
         host = packed.tolist()  # the round's one host sync
         drafted = [int(t) for t in host[:g]]
         n_acc, y_id, p_y_host = int(host[g]), int(host[g + 1]), host[g + 2]
-        i = g + 3
-        p_x_h, q_x_h, ratio_h, overlap_h = (host[i + j * g : i + (j + 1) * g] for j in range(4))
-        i += 4 * g
-        top = None
-        if n_acc < g:
-            entries = []
-            for j in range(3):
-                ids, values = host[i + 2 * j * k : i + (2 * j + 1) * k], host[i + (2 * j + 1) * k : i + (2 * j + 2) * k]
-                entries.append(tuple((int(t), v) for t, v in zip(ids, values, strict=True)))
-            top = TopEntries(*entries)
-        return Verdict(n_acc, y_id, p_x_h + [p_y_host], q_x_h, ratio_h, overlap_h, top), drafted
+        p_x_h, q_x_h, ratio_h, overlap_h, u_h = (host[g + 3 + j * g : g + 3 + (j + 1) * g] for j in range(5))
+        tops = _tops(host[6 * g + 3 :], 2 * g + 2, k)
+        top_p, top_q, next_top = tops[: g + 1], tops[g + 1 : 2 * g + 1], tops[-1]
+        entries = TopEntries(top_p[n_acc], top_q[n_acc], next_top) if n_acc < g else None
+        verdict = Verdict(n_acc, y_id, p_x_h + [p_y_host], q_x_h, ratio_h, overlap_h, entries, u_h[: n_acc + 1],
+                          top_p, top_q, next_top)
+        return verdict, drafted
+
+
+def _tops(host: list[float], rows: int, k: int) -> list[Top]:
+    """Flat topk ids then values for `rows` rows -> per row (token id, prob), zero-probability entries left out."""
+    ids, values = host[: rows * k], host[rows * k : 2 * rows * k]
+    return [
+        tuple((int(i), v) for i, v in zip(ids[r * k : (r + 1) * k], values[r * k : (r + 1) * k], strict=True) if v > 0)
+        for r in range(rows)
+    ]
 
 
 class _Clock:

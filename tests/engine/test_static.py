@@ -40,7 +40,10 @@ def run(target, prompt, drafter, gamma, static=None, params=None):
 
 
 def signature(result) -> tuple:
-    return result.token_ids, result.statuses, [(r.drafted, r.accepted, r.emitted) for r in result.rounds]
+    """Tokens, statuses and each round's acceptance test as the events report it (greedy: all exact)."""
+    rounds = [(r.drafted, r.accepted, r.emitted, r.drafts, r.u, r.accept_prob, r.next_token, r.top_p, r.top_q,
+               r.next_top) for r in result.rounds]
+    return result.token_ids, result.statuses, rounds
 
 
 @pytest.mark.parametrize("kind", ["none", "model", "prompt lookup"])
