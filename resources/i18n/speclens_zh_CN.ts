@@ -1,9 +1,10 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>App</name>
     <message>
-        <location filename="../../app/gui/app.py" line="60" />
+        <location filename="../../app/gui/app.py" line="60"/>
         <source>{0} {1} · starting…</source>
         <translation>{0} {1} · 正在启动…</translation>
     </message>
@@ -11,72 +12,72 @@
 <context>
     <name>ChatFlowMixin</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="35" />
+        <location filename="../../app/gui/chat_flow.py" line="35"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="50" />
+        <location filename="../../app/gui/chat_flow.py" line="50"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="66" />
+        <location filename="../../app/gui/chat_flow.py" line="66"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="66" />
+        <location filename="../../app/gui/chat_flow.py" line="66"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="91" />
+        <location filename="../../app/gui/chat_flow.py" line="91"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="102" />
+        <location filename="../../app/gui/chat_flow.py" line="102"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="102" />
+        <location filename="../../app/gui/chat_flow.py" line="102"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="103" />
+        <location filename="../../app/gui/chat_flow.py" line="103"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="103" />
+        <location filename="../../app/gui/chat_flow.py" line="103"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="104" />
+        <location filename="../../app/gui/chat_flow.py" line="104"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="109" />
+        <location filename="../../app/gui/chat_flow.py" line="109"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="125" />
+        <location filename="../../app/gui/chat_flow.py" line="125"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="157" />
+        <location filename="../../app/gui/chat_flow.py" line="157"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="164" />
+        <location filename="../../app/gui/chat_flow.py" line="164"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -84,160 +85,198 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="109" />
+        <location filename="../../app/gui/chat_view.py" line="109"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="149" />
+        <location filename="../../app/gui/chat_view.py" line="149"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="151" />
+        <location filename="../../app/gui/chat_view.py" line="151"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="159" />
+        <location filename="../../app/gui/chat_view.py" line="159"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179" />
+        <location filename="../../app/gui/chat_view.py" line="179"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179" />
+        <location filename="../../app/gui/chat_view.py" line="179"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179" />
+        <location filename="../../app/gui/chat_view.py" line="179"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
 </context>
 <context>
+    <name>CompileFlowMixin</name>
+    <message>
+        <location filename="../../app/gui/compile_flow.py" line="21"/>
+        <source>Compiling decoding steps …</source>
+        <translation>正在准备解码步骤 …</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/compile_flow.py" line="28"/>
+        <source>Compiling decoding steps … {0} of {1}</source>
+        <translation>正在准备解码步骤 … {0} / {1}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/compile_flow.py" line="35"/>
+        <source>Ready · decoding steps compiled in {0:.1f} s</source>
+        <translation>就绪 · 解码步骤准备用时 {0:.1f} 秒</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/compile_flow.py" line="47"/>
+        <source>Compiled decoding is not available: {0}</source>
+        <translation>无法使用预先准备的解码步骤：{0}</translation>
+    </message>
+</context>
+<context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../app/gui/controls.py" line="48" />
+        <location filename="../../app/gui/controls.py" line="49"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="55" />
+        <location filename="../../app/gui/controls.py" line="56"/>
         <source>Target</source>
         <translation>目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="56" />
+        <location filename="../../app/gui/controls.py" line="57"/>
         <source>Draft</source>
         <translation>草稿模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="59" />
+        <location filename="../../app/gui/controls.py" line="60"/>
         <source>Decoding · applies at the next round</source>
         <translation>解码 · 下一轮生效</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="62" />
+        <location filename="../../app/gui/controls.py" line="63"/>
         <source>auto</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="63" />
+        <location filename="../../app/gui/controls.py" line="64"/>
         <source>draft length γ per round; auto re-chooses it every round from the measured acceptance, draft cost and verify cost</source>
         <translation>每轮草稿长度 γ；自动模式每轮根据实测接受率、草稿成本和验证成本重新选择</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="66" />
+        <location filename="../../app/gui/controls.py" line="67"/>
         <source>0 = greedy</source>
         <translation>0 = 贪心</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="67" />
+        <location filename="../../app/gui/controls.py" line="68"/>
         <source>off</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="71" />
+        <location filename="../../app/gui/controls.py" line="72"/>
         <source>fixed</source>
         <translation>固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="76" />
+        <location filename="../../app/gui/controls.py" line="77"/>
         <source>γ (draft length)</source>
         <translation>γ（草稿长度）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="77" />
+        <location filename="../../app/gui/controls.py" line="78"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="80" />
+        <location filename="../../app/gui/controls.py" line="81"/>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="81" />
+        <location filename="../../app/gui/controls.py" line="82"/>
         <source>Max new tokens</source>
         <translation>最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="84" />
+        <location filename="../../app/gui/controls.py" line="85"/>
         <source>View</source>
         <translation>视图</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="86" />
+        <location filename="../../app/gui/controls.py" line="87"/>
         <source>Show rejected drafts (struck through)</source>
         <translation>显示被拒绝的草稿（删除线）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="123" />
+        <location filename="../../app/gui/controls.py" line="92"/>
+        <source>Engine</source>
+        <translation>引擎</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/controls.py" line="94"/>
+        <source>Compile decoding steps (static caches, torch.compile)</source>
+        <translation>预先准备解码步骤（固定缓存，torch.compile）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/controls.py" line="96"/>
+        <source>Captures the draft and verify steps as CUDA graphs on a GPU. Compiling takes a minute or more before the next message; the output is the same token for token.</source>
+        <translation>在 GPU 上将草稿步骤与验证步骤记录为 CUDA 图。第一次准备需要一分以上的时间，完成后可以发送下一条消息；输出的词元完全一样。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/controls.py" line="134"/>
         <source>auto (fastest measured on this machine)</source>
         <translation>自动（本机实测最快）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="128" />
+        <location filename="../../app/gui/controls.py" line="139"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="131" />
+        <location filename="../../app/gui/controls.py" line="142"/>
         <source>Browse folder…</source>
         <translation>浏览文件夹…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="132" />
+        <location filename="../../app/gui/controls.py" line="143"/>
         <source>Browse .gguf file…</source>
         <translation>浏览 .gguf 文件…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="145" />
+        <location filename="../../app/gui/controls.py" line="156"/>
         <source>{0} · α {1} (T=0), {2} (T=0.7) · c {3}</source>
         <translation>{0} · α {1}（T=0），{2}（T=0.7）· c {3}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="149" />
+        <location filename="../../app/gui/controls.py" line="160"/>
         <source>trained draft in {0}</source>
         <translation>训练好的草稿模型，位于 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="163" />
+        <location filename="../../app/gui/controls.py" line="174"/>
         <source>Model folder (save_pretrained)</source>
         <translation>模型文件夹（save_pretrained）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="165" />
+        <location filename="../../app/gui/controls.py" line="176"/>
         <source>GGUF model</source>
         <translation>GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="165" />
+        <location filename="../../app/gui/controls.py" line="176"/>
         <source>GGUF (*.gguf)</source>
         <translation>GGUF 文件 (*.gguf)</translation>
     </message>
@@ -245,77 +284,77 @@
 <context>
     <name>ConversationsPanel</name>
     <message>
-        <location filename="../../app/gui/conversations.py" line="36" />
+        <location filename="../../app/gui/conversations.py" line="36"/>
         <source>New chat</source>
         <translation>新建对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="39" />
+        <location filename="../../app/gui/conversations.py" line="39"/>
         <source>Search titles…</source>
         <translation>搜索标题…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="59" />
+        <location filename="../../app/gui/conversations.py" line="59"/>
         <source>Untitled</source>
         <translation>无标题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="61" />
+        <location filename="../../app/gui/conversations.py" line="61"/>
         <source>{0} messages</source>
         <translation>{0} 条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="78" />
+        <location filename="../../app/gui/conversations.py" line="78"/>
         <source>Rename…</source>
         <translation>重命名…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="79" />
+        <location filename="../../app/gui/conversations.py" line="79"/>
         <source>Export as HTML…</source>
         <translation>导出为 HTML…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="80" />
+        <location filename="../../app/gui/conversations.py" line="80"/>
         <source>Export as Markdown…</source>
         <translation>导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="82" />
+        <location filename="../../app/gui/conversations.py" line="82"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="87" />
+        <location filename="../../app/gui/conversations.py" line="87"/>
         <source>Rename conversation</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="87" />
+        <location filename="../../app/gui/conversations.py" line="87"/>
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="94" />
+        <location filename="../../app/gui/conversations.py" line="94"/>
         <source>Delete conversation</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="94" />
+        <location filename="../../app/gui/conversations.py" line="94"/>
         <source>Delete “{0}”? This cannot be undone.</source>
         <translation>删除“{0}”？此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="102" />
+        <location filename="../../app/gui/conversations.py" line="102"/>
         <source>HTML page (*.html)</source>
         <translation>HTML 网页 (*.html)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="102" />
+        <location filename="../../app/gui/conversations.py" line="102"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown 文件 (*.md)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="103" />
+        <location filename="../../app/gui/conversations.py" line="103"/>
         <source>Export conversation</source>
         <translation>导出对话</translation>
     </message>
@@ -323,7 +362,7 @@
 <context>
     <name>GraphicsScene</name>
     <message>
-        <location filename="../../app/gui/i18n.py" line="84" />
+        <location filename="../../app/gui/i18n.py" line="84"/>
         <source>Export...</source>
         <translation>导出…</translation>
     </message>
@@ -331,17 +370,17 @@
 <context>
     <name>HistoryFlowMixin</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="69" />
+        <location filename="../../app/gui/history_flow.py" line="69"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="77" />
+        <location filename="../../app/gui/history_flow.py" line="77"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="80" />
+        <location filename="../../app/gui/history_flow.py" line="80"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
@@ -349,146 +388,146 @@
 <context>
     <name>LabWindow</name>
     <message>
-        <location filename="../../app/gui/lab.py" line="92" />
+        <location filename="../../app/gui/lab.py" line="92"/>
         <source>SpecLens Lab — why speculative sampling is exact</source>
         <translation>SpecLens 实验室 —— 为什么推测采样是精确的</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="100" />
+        <location filename="../../app/gui/lab.py" line="100"/>
         <source>Target p and draft q</source>
         <translation>目标分布 p 与草稿分布 q</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="103" />
+        <location filename="../../app/gui/lab.py" line="103"/>
         <source>Tokens</source>
         <translation>词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="117" />
+        <location filename="../../app/gui/lab.py" line="117"/>
         <source>Rounds and cost</source>
         <translation>轮次与成本</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="121" />
+        <location filename="../../app/gui/lab.py" line="121"/>
         <source>γ (drafts per round)</source>
         <translation>γ（每轮草稿数）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="122" />
+        <location filename="../../app/gui/lab.py" line="122"/>
         <source>c (draft step / target step)</source>
         <translation>c（草稿步 / 目标步）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="125" />
+        <location filename="../../app/gui/lab.py" line="125"/>
         <source>Paper example</source>
         <translation>论文示例</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="126" />
-        <location filename="../../app/gui/lab.py" line="235" />
+        <location filename="../../app/gui/lab.py" line="126"/>
+        <location filename="../../app/gui/lab.py" line="235"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="127" />
+        <location filename="../../app/gui/lab.py" line="127"/>
         <source>Reset counts</source>
         <translation>重置计数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="142" />
-        <source>&lt;b&gt;p, q and the residual&lt;/b&gt; &amp;nbsp; &lt;span style='color:{0}'&gt;■&lt;/span&gt; p (target) &amp;nbsp;&lt;span style='color:{1}'&gt;■&lt;/span&gt; q (draft) &amp;nbsp;&lt;span style='color:{2}'&gt;■&lt;/span&gt; norm(max(p − q, 0))</source>
-        <translation>&lt;b&gt;p、q 与残差分布&lt;/b&gt; &amp;nbsp; &lt;span style='color:{0}'&gt;■&lt;/span&gt; p（目标）&amp;nbsp;&lt;span style='color:{1}'&gt;■&lt;/span&gt; q（草稿）&amp;nbsp;&lt;span style='color:{2}'&gt;■&lt;/span&gt; norm(max(p − q, 0))</translation>
+        <location filename="../../app/gui/lab.py" line="142"/>
+        <source>&lt;b&gt;p, q and the residual&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p (target) &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q (draft) &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</source>
+        <translation>&lt;b&gt;p、q 与残差分布&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p（目标）&amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q（草稿）&amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="150" />
+        <location filename="../../app/gui/lab.py" line="150"/>
         <source>Output after simulated rounds (95% band)</source>
         <translation>模拟轮次后的输出（95% 置信带）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="235" />
+        <location filename="../../app/gui/lab.py" line="235"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="293" />
+        <location filename="../../app/gui/lab.py" line="293"/>
         <source>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="294" />
+        <location filename="../../app/gui/lab.py" line="294"/>
         <source>&lt;b&gt;residual&lt;/b&gt; norm(max(p − q, 0)) = {0}</source>
         <translation>&lt;b&gt;残差分布&lt;/b&gt; norm(max(p − q, 0)) = {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="295" />
+        <location filename="../../app/gui/lab.py" line="295"/>
         <source>&lt;b&gt;output, correct rule&lt;/b&gt;: min(p, q) + (1 − α)·residual = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，正确规则&lt;/b&gt;：min(p, q) + (1 − α)·残差 = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="296" />
+        <location filename="../../app/gui/lab.py" line="296"/>
         <source>&lt;b&gt;output, wrong rule&lt;/b&gt; (resample from p): min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，错误规则&lt;/b&gt;（从 p 重新采样）：min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="298" />
+        <location filename="../../app/gui/lab.py" line="298"/>
         <source>&lt;b&gt;E[tokens per round]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="300" />
+        <location filename="../../app/gui/lab.py" line="300"/>
         <source>&lt;b&gt;speedup&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</source>
         <translation>&lt;b&gt;加速比&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="302" />
+        <location filename="../../app/gui/lab.py" line="302"/>
         <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="305" />
-        <source>&lt;span style='color:{0}'&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style='color:{1}'&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule's law &amp;nbsp; I 95% band · first token of each round, decided by the engine's own acceptance code</source>
-        <translation>&lt;span style='color:{0}'&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style='color:{1}'&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
+        <location filename="../../app/gui/lab.py" line="305"/>
+        <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule&apos;s law &amp;nbsp; I 95% band · first token of each round, decided by the engine&apos;s own acceptance code</source>
+        <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
     </message>
 </context>
 <context>
     <name>LayoutMixin</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="38" />
+        <location filename="../../app/gui/window_layout.py" line="38"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="46" />
+        <location filename="../../app/gui/window_layout.py" line="46"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="48" />
+        <location filename="../../app/gui/window_layout.py" line="48"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="49" />
+        <location filename="../../app/gui/window_layout.py" line="49"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="87" />
+        <location filename="../../app/gui/window_layout.py" line="87"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="88" />
+        <location filename="../../app/gui/window_layout.py" line="88"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="89" />
+        <location filename="../../app/gui/window_layout.py" line="89"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="90" />
+        <location filename="../../app/gui/window_layout.py" line="90"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -496,12 +535,12 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="47" />
+        <location filename="../../app/gui/main_window.py" line="50"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="81" />
+        <location filename="../../app/gui/main_window.py" line="85"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -509,128 +548,128 @@
 <context>
     <name>MenusMixin</name>
     <message>
-        <location filename="../../app/gui/menus.py" line="13" />
+        <location filename="../../app/gui/menus.py" line="13"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="14" />
+        <location filename="../../app/gui/menus.py" line="14"/>
         <source>New chat</source>
         <translation>新建对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="15" />
+        <location filename="../../app/gui/menus.py" line="15"/>
         <source>Export conversation as HTML…</source>
         <translation>将对话导出为 HTML…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="16" />
+        <location filename="../../app/gui/menus.py" line="16"/>
         <source>Export conversation as Markdown…</source>
         <translation>将对话导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="17" />
+        <location filename="../../app/gui/menus.py" line="17"/>
         <source>Export plots (PNG, SVG, CSV)…</source>
         <translation>导出图表（PNG、SVG、CSV）…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="19" />
+        <location filename="../../app/gui/menus.py" line="19"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="20" />
+        <location filename="../../app/gui/menus.py" line="20"/>
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="21" />
+        <location filename="../../app/gui/menus.py" line="21"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="22" />
+        <location filename="../../app/gui/menus.py" line="22"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="23" />
+        <location filename="../../app/gui/menus.py" line="23"/>
         <source>Regenerate last answer</source>
         <translation>重新生成最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="24" />
+        <location filename="../../app/gui/menus.py" line="24"/>
         <source>Copy last answer</source>
         <translation>复制最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="26" />
+        <location filename="../../app/gui/menus.py" line="26"/>
         <source>&amp;Models</source>
         <translation>模型(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="27" />
+        <location filename="../../app/gui/menus.py" line="27"/>
         <source>Recommended pairs…</source>
         <translation>推荐的模型组合…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="28" />
+        <location filename="../../app/gui/menus.py" line="28"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="29" />
+        <location filename="../../app/gui/menus.py" line="29"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="31" />
+        <location filename="../../app/gui/menus.py" line="31"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="32" />
+        <location filename="../../app/gui/menus.py" line="32"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="34" />
+        <location filename="../../app/gui/menus.py" line="34"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37" />
-        <location filename="../../app/gui/menus.py" line="48" />
+        <location filename="../../app/gui/menus.py" line="37"/>
+        <location filename="../../app/gui/menus.py" line="48"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37" />
+        <location filename="../../app/gui/menus.py" line="37"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37" />
+        <location filename="../../app/gui/menus.py" line="37"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="43" />
+        <location filename="../../app/gui/menus.py" line="43"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="44" />
+        <location filename="../../app/gui/menus.py" line="44"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45" />
+        <location filename="../../app/gui/menus.py" line="45"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="79" />
+        <location filename="../../app/gui/menus.py" line="79"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -638,62 +677,62 @@
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="46" />
+        <location filename="../../app/gui/model_flow.py" line="46"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="112" />
+        <location filename="../../app/gui/model_flow.py" line="115"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="115" />
-        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft 'auto'.</source>
+        <location filename="../../app/gui/model_flow.py" line="118"/>
+        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="123" />
+        <location filename="../../app/gui/model_flow.py" line="126"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="127" />
+        <location filename="../../app/gui/model_flow.py" line="130"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="127" />
+        <location filename="../../app/gui/model_flow.py" line="130"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="130" />
+        <location filename="../../app/gui/model_flow.py" line="133"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="131" />
+        <location filename="../../app/gui/model_flow.py" line="134"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="133" />
+        <location filename="../../app/gui/model_flow.py" line="136"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="133" />
+        <location filename="../../app/gui/model_flow.py" line="136"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="135" />
+        <location filename="../../app/gui/model_flow.py" line="138"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="137" />
+        <location filename="../../app/gui/model_flow.py" line="140"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -701,27 +740,27 @@
 <context>
     <name>ModelFlowMixin</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="34" />
+        <location filename="../../app/gui/model_flow.py" line="34"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="81" />
+        <location filename="../../app/gui/model_flow.py" line="81"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="93" />
+        <location filename="../../app/gui/model_flow.py" line="96"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="96" />
+        <location filename="../../app/gui/model_flow.py" line="99"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="101" />
+        <location filename="../../app/gui/model_flow.py" line="104"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -729,7 +768,7 @@
 <context>
     <name>ModelLoader</name>
     <message>
-        <location filename="../../app/gui/model_loader.py" line="49" />
+        <location filename="../../app/gui/model_loader.py" line="49"/>
         <source>Preparing draft {0} …</source>
         <translation>正在准备草稿模型 {0}…</translation>
     </message>
@@ -737,32 +776,32 @@
 <context>
     <name>OutcomePanel</name>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="181" />
-        <source>&lt;b&gt;Rejected at position {0}&lt;/b&gt;: the next token comes from the residual norm(max(p − q, 0)) → &lt;span style='color:{1}'&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</source>
-        <translation>&lt;b&gt;在第 {0} 个位置被拒绝&lt;/b&gt;：下一个词元来自残差分布 norm(max(p − q, 0)) → &lt;span style='color:{1}'&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</translation>
+        <location filename="../../app/gui/step_panels.py" line="181"/>
+        <source>&lt;b&gt;Rejected at position {0}&lt;/b&gt;: the next token comes from the residual norm(max(p − q, 0)) → &lt;span style=&apos;color:{1}&apos;&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</source>
+        <translation>&lt;b&gt;在第 {0} 个位置被拒绝&lt;/b&gt;：下一个词元来自残差分布 norm(max(p − q, 0)) → &lt;span style=&apos;color:{1}&apos;&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="184" />
+        <location filename="../../app/gui/step_panels.py" line="184"/>
         <source>Where q gave more than p the residual is 0, so the mass the test took away returns exactly where p needs it.</source>
         <translation>在 q 大于 p 的地方残差为 0，因此检验拿走的概率质量恰好回到 p 需要的地方。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="188" />
-        <source>&lt;b&gt;All {0} drafts accepted&lt;/b&gt;: a bonus token from p&lt;sub&gt;{1}&lt;/sub&gt; → &lt;span style='color:{2}'&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
-        <translation>&lt;b&gt;全部 {0} 个草稿被接受&lt;/b&gt;：从 p&lt;sub&gt;{1}&lt;/sub&gt; 采样一个奖励词元 → &lt;span style='color:{2}'&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
+        <location filename="../../app/gui/step_panels.py" line="188"/>
+        <source>&lt;b&gt;All {0} drafts accepted&lt;/b&gt;: a bonus token from p&lt;sub&gt;{1}&lt;/sub&gt; → &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
+        <translation>&lt;b&gt;全部 {0} 个草稿被接受&lt;/b&gt;：从 p&lt;sub&gt;{1}&lt;/sub&gt; 采样一个奖励词元 → &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="190" />
-        <source>The target's pass over the drafts already computed this distribution: one token more for free.</source>
+        <location filename="../../app/gui/step_panels.py" line="190"/>
+        <source>The target&apos;s pass over the drafts already computed this distribution: one token more for free.</source>
         <translation>目标模型对草稿的那次前向计算已经算出了这个分布：白得一个词元。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="193" />
+        <location filename="../../app/gui/step_panels.py" line="193"/>
         <source>&lt;b&gt;No draft&lt;/b&gt;: the token comes from p → &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;没有草稿&lt;/b&gt;：词元来自 p → &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="196" />
+        <location filename="../../app/gui/step_panels.py" line="196"/>
         <source>(drawn, but cut: the answer ended first)</source>
         <translation>（已采样，但被截断：回答先结束了）</translation>
     </message>
@@ -770,72 +809,72 @@
 <context>
     <name>PairsDialog</name>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="32" />
+        <location filename="../../app/gui/pairs_dialog.py" line="32"/>
         <source>Recommended pairs</source>
         <translation>推荐的模型组合</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="36" />
-        <source>These targets share the embedded SmolLM2-135M's tokenizer, so it drafts for them. Larger targets gain more: a draft step costs a smaller share of a target step. Whether drafting pays on this machine, and the draft length, are then measured and shown in the status bar.</source>
+        <location filename="../../app/gui/pairs_dialog.py" line="36"/>
+        <source>These targets share the embedded SmolLM2-135M&apos;s tokenizer, so it drafts for them. Larger targets gain more: a draft step costs a smaller share of a target step. Whether drafting pays on this machine, and the draft length, are then measured and shown in the status bar.</source>
         <translation>这些目标模型与内置的 SmolLM2-135M 共用分词器，因此它可以为它们起草。目标模型越大收益越多：草稿步只占目标步的更小一部分。起草在本机是否划算以及草稿长度，之后都会实测并显示在状态栏中。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="42" />
+        <location filename="../../app/gui/pairs_dialog.py" line="42"/>
         <source>Target</source>
         <translation>目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="42" />
+        <location filename="../../app/gui/pairs_dialog.py" line="42"/>
         <source>Parameters</source>
         <translation>参数量</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="42" />
+        <location filename="../../app/gui/pairs_dialog.py" line="42"/>
         <source>Download</source>
         <translation>下载大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="43" />
+        <location filename="../../app/gui/pairs_dialog.py" line="43"/>
         <source>Memory on {0}</source>
         <translation>{0} 上的内存</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="43" />
+        <location filename="../../app/gui/pairs_dialog.py" line="43"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="48" />
+        <location filename="../../app/gui/pairs_dialog.py" line="48"/>
         <source>downloaded</source>
         <translation>已下载</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="48" />
+        <location filename="../../app/gui/pairs_dialog.py" line="48"/>
         <source>not downloaded</source>
         <translation>未下载</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="49" />
+        <location filename="../../app/gui/pairs_dialog.py" line="49"/>
         <source>offline: not in the local cache</source>
         <translation>离线：不在本地缓存中</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="58" />
+        <location filename="../../app/gui/pairs_dialog.py" line="58"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="58" />
+        <location filename="../../app/gui/pairs_dialog.py" line="58"/>
         <source>Download and use</source>
         <translation>下载并使用</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="59" />
+        <location filename="../../app/gui/pairs_dialog.py" line="59"/>
         <source>Offline</source>
         <translation>离线</translation>
     </message>
     <message>
-        <location filename="../../app/gui/pairs_dialog.py" line="62" />
+        <location filename="../../app/gui/pairs_dialog.py" line="62"/>
         <source>The hub is off (HF_HUB_OFFLINE=1) and {0} is not in the local Hugging Face cache; download it once while online.</source>
         <translation>Hub 已关闭（HF_HUB_OFFLINE=1），且 {0} 不在本地 Hugging Face 缓存中；请在联网时下载一次。</translation>
     </message>
@@ -843,100 +882,100 @@
 <context>
     <name>PlotsPanel</name>
     <message>
-        <location filename="../../app/gui/plots.py" line="47" />
+        <location filename="../../app/gui/plots.py" line="47"/>
         <source>share of rounds</source>
         <translation>轮次占比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="47" />
+        <location filename="../../app/gui/plots.py" line="47"/>
         <source>drafts accepted per round</source>
         <translation>每轮接受的草稿数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="48" />
+        <location filename="../../app/gui/plots.py" line="48"/>
         <source>speedup ×</source>
         <translation>加速比 ×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="48" />
-        <location filename="../../app/gui/plots.py" line="50" />
+        <location filename="../../app/gui/plots.py" line="48"/>
+        <location filename="../../app/gui/plots.py" line="50"/>
         <source>tokens in this message</source>
         <translation>本条消息的词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="49" />
+        <location filename="../../app/gui/plots.py" line="49"/>
         <source>acceptance rate</source>
         <translation>接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="49" />
+        <location filename="../../app/gui/plots.py" line="49"/>
         <source>draft position</source>
         <translation>草稿位置</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="50" />
+        <location filename="../../app/gui/plots.py" line="50"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="134" />
+        <location filename="../../app/gui/plots.py" line="134"/>
         <source>Accepted drafts per round ({0} rounds)</source>
         <translation>每轮接受的草稿数（{0} 轮）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="135" />
-        <location filename="../../app/gui/plots.py" line="165" />
+        <location filename="../../app/gui/plots.py" line="135"/>
+        <location filename="../../app/gui/plots.py" line="165"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="135" />
+        <location filename="../../app/gui/plots.py" line="135"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="135" />
-        <location filename="../../app/gui/plots.py" line="165" />
+        <location filename="../../app/gui/plots.py" line="135"/>
+        <location filename="../../app/gui/plots.py" line="165"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="149" />
+        <location filename="../../app/gui/plots.py" line="149"/>
         <source>Measured slower than target-only so far ({0:.2f}×) on this machine.</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="154" />
+        <location filename="../../app/gui/plots.py" line="154"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="155" />
+        <location filename="../../app/gui/plots.py" line="155"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="156" />
+        <location filename="../../app/gui/plots.py" line="156"/>
         <source>predicted</source>
         <translation>预测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="164" />
+        <location filename="../../app/gui/plots.py" line="164"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="177" />
+        <location filename="../../app/gui/plots.py" line="177"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="178" />
+        <location filename="../../app/gui/plots.py" line="178"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="179" />
+        <location filename="../../app/gui/plots.py" line="179"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
@@ -944,37 +983,37 @@
 <context>
     <name>PositionPanel</name>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="105" />
+        <location filename="../../app/gui/step_panels.py" line="105"/>
         <source>not tested (an earlier draft was rejected)</source>
         <translation>未检验（更早的草稿已被拒绝）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="107" />
+        <location filename="../../app/gui/step_panels.py" line="107"/>
         <source>accepted</source>
         <translation>接受</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="109" />
+        <location filename="../../app/gui/step_panels.py" line="109"/>
         <source>rejected</source>
         <translation>拒绝</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="111" />
-        <source>&lt;b&gt;Position {0}&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style='color:{2}'&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
-        <translation>&lt;b&gt;第 {0} 个位置&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style='color:{2}'&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
+        <location filename="../../app/gui/step_panels.py" line="111"/>
+        <source>&lt;b&gt;Position {0}&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
+        <translation>&lt;b&gt;第 {0} 个位置&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="115" />
-        <source>&lt;span style='color:{0}'&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style='color:{2}'&gt;■ q(x) = {3:.4f}&lt;/span&gt;</source>
-        <translation>&lt;span style='color:{0}'&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style='color:{2}'&gt;■ q(x) = {3:.4f}&lt;/span&gt;</translation>
+        <location filename="../../app/gui/step_panels.py" line="115"/>
+        <source>&lt;span style=&apos;color:{0}&apos;&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style=&apos;color:{2}&apos;&gt;■ q(x) = {3:.4f}&lt;/span&gt;</source>
+        <translation>&lt;span style=&apos;color:{0}&apos;&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style=&apos;color:{2}&apos;&gt;■ q(x) = {3:.4f}&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="117" />
+        <location filename="../../app/gui/step_panels.py" line="117"/>
         <source>p(x)/q(x) = {0:.4f} &amp;nbsp; min(1, p/q) = &lt;b&gt;{1:.4f}&lt;/b&gt;</source>
         <translation>p(x)/q(x) = {0:.4f} &amp;nbsp; min(1, p/q) = &lt;b&gt;{1:.4f}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="122" />
+        <location filename="../../app/gui/step_panels.py" line="122"/>
         <source>u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</source>
         <translation>均匀随机数 u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</translation>
     </message>
@@ -982,52 +1021,52 @@
 <context>
     <name>Status</name>
     <message>
-        <location filename="../../app/gui/token_format.py" line="58" />
+        <location filename="../../app/gui/token_format.py" line="58"/>
         <source>accepted</source>
         <translation>接受</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="59" />
+        <location filename="../../app/gui/token_format.py" line="59"/>
         <source>corrected</source>
         <translation>修正</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="60" />
+        <location filename="../../app/gui/token_format.py" line="60"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="61" />
+        <location filename="../../app/gui/token_format.py" line="61"/>
         <source>target</source>
         <translation>目标</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="62" />
+        <location filename="../../app/gui/token_format.py" line="62"/>
         <source>rejected</source>
         <translation>拒绝</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="68" />
+        <location filename="../../app/gui/token_format.py" line="68"/>
         <source>draft token kept by the min(1, p/q) test</source>
         <translation>通过 min(1, p/q) 检验而保留的草稿词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="69" />
+        <location filename="../../app/gui/token_format.py" line="69"/>
         <source>sampled from the residual max(0, p - q) after a rejection</source>
         <translation>拒绝后从残差分布 max(0, p - q) 采样</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="70" />
+        <location filename="../../app/gui/token_format.py" line="70"/>
         <source>sampled from p after every draft token was accepted</source>
         <translation>所有草稿词元都被接受后从 p 采样</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="71" />
+        <location filename="../../app/gui/token_format.py" line="71"/>
         <source>sampled from p with no draft (target-only decoding)</source>
         <translation>无草稿时从 p 采样（仅目标模型解码）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="72" />
+        <location filename="../../app/gui/token_format.py" line="72"/>
         <source>draft token refused; not part of the answer</source>
         <translation>被拒绝的草稿词元；不属于回答</translation>
     </message>
@@ -1035,98 +1074,98 @@
 <context>
     <name>StepThrough</name>
     <message>
-        <location filename="../../app/gui/step_view.py" line="88" />
-        <location filename="../../app/gui/step_view.py" line="162" />
+        <location filename="../../app/gui/step_view.py" line="88"/>
+        <location filename="../../app/gui/step_view.py" line="162"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="89" />
+        <location filename="../../app/gui/step_view.py" line="89"/>
         <source>Hold the generation between rounds (Space)</source>
         <translation>在两轮之间暂停生成（空格）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="90" />
+        <location filename="../../app/gui/step_view.py" line="90"/>
         <source>◀ Previous</source>
         <translation>◀ 上一轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="90" />
+        <location filename="../../app/gui/step_view.py" line="90"/>
         <source>Previous round (←)</source>
         <translation>上一轮（←）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="91" />
+        <location filename="../../app/gui/step_view.py" line="91"/>
         <source>Next ▶</source>
         <translation>下一轮 ▶</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="91" />
+        <location filename="../../app/gui/step_view.py" line="91"/>
         <source>Next round (→); when paused at the newest round, runs one more</source>
         <translation>下一轮（→）；在最新一轮暂停时，再运行一轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="93" />
+        <location filename="../../app/gui/step_view.py" line="93"/>
         <source>Latest</source>
         <translation>最新</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="93" />
+        <location filename="../../app/gui/step_view.py" line="93"/>
         <source>Jump to the newest round and follow</source>
         <translation>跳到最新一轮并跟随</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="162" />
+        <location filename="../../app/gui/step_view.py" line="162"/>
         <source>Resume</source>
         <translation>继续</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="217" />
+        <location filename="../../app/gui/step_view.py" line="217"/>
         <source>No rounds yet: send a message (or replay a recording), then pause and step with ← and →.</source>
         <translation>还没有轮次：发送一条消息（或回放一段录制），然后暂停并用 ← 和 → 逐轮查看。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="226" />
+        <location filename="../../app/gui/step_view.py" line="226"/>
         <source>Round {0} of {1}: this round was stored without its acceptance test (reopened from history).</source>
         <translation>第 {0} 轮，共 {1} 轮：这一轮保存时没有包含接受检验（从历史记录重新打开）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="250" />
+        <location filename="../../app/gui/step_view.py" line="250"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="251" />
+        <location filename="../../app/gui/step_view.py" line="251"/>
         <source>live</source>
         <translation>实时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="251" />
+        <location filename="../../app/gui/step_view.py" line="251"/>
         <source>stepping</source>
         <translation>逐轮查看中</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="253" />
+        <location filename="../../app/gui/step_view.py" line="253"/>
         <source>{0} of {1} accepted, rejected at position {2}, then a corrected token</source>
         <translation>{1} 个中接受 {0} 个，在第 {2} 个位置被拒绝，随后是一个修正词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="256" />
+        <location filename="../../app/gui/step_view.py" line="256"/>
         <source>all {0} accepted, then a bonus token</source>
         <translation>全部 {0} 个被接受，随后是一个奖励词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="258" />
+        <location filename="../../app/gui/step_view.py" line="258"/>
         <source>no draft this round</source>
         <translation>本轮没有草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="260" />
+        <location filename="../../app/gui/step_view.py" line="260"/>
         <source>&lt;b&gt;Round {0} of {1}&lt;/b&gt; · γ = {2} · {3} · emitted {4} · &lt;i&gt;{5}&lt;/i&gt;</source>
         <translation>&lt;b&gt;第 {0} 轮，共 {1} 轮&lt;/b&gt; · γ = {2} · {3} · 输出 {4} 个 · &lt;i&gt;{5}&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="275" />
+        <location filename="../../app/gui/step_view.py" line="275"/>
         <source>Drafted: {0}</source>
         <translation>草稿：{0}</translation>
     </message>
@@ -1134,22 +1173,22 @@
 <context>
     <name>TokenDetails</name>
     <message>
-        <location filename="../../app/gui/token_details.py" line="18" />
+        <location filename="../../app/gui/token_details.py" line="18"/>
         <source>Hover or click a token to inspect it.</source>
         <translation>将鼠标悬停或点击某个词元以查看详情。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="92" />
+        <location filename="../../app/gui/token_format.py" line="92"/>
         <source>token id {0} · round {1}</source>
         <translation>词元 id {0} · 第 {1} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="97" />
+        <location filename="../../app/gui/token_format.py" line="97"/>
         <source>residual</source>
         <translation>残差</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="100" />
+        <location filename="../../app/gui/token_format.py" line="100"/>
         <source>&lt;b&gt;top {0}:&lt;/b&gt; {1}</source>
         <translation>&lt;b&gt;{0} 的最大项：&lt;/b&gt;{1}</translation>
     </message>
