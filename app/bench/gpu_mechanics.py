@@ -39,7 +39,7 @@ SIZES = {
                        num_key_value_heads=8),
         "draft": dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=8, num_attention_heads=12,
                       num_key_value_heads=4),
-        "vocab": 32000, "prompt": 128, "new_tokens": 128, "repeats": 3, "backend": "inductor", "gammas": GAMMAS,
+        "vocab": 32000, "prompt": 128, "new_tokens": 128, "repeats": 2, "backend": "inductor", "gammas": GAMMAS,
     },
     "tiny": {
         "target": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
