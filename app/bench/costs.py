@@ -62,10 +62,10 @@ class _Timer:
 
 
 class _StaticTimer(_Timer):
-    """The same timing through a StaticModel: the 1-token step, or verify padded as the engine pads it."""
+    """The same timing through a StaticModel: the draft's step, or the target's verify padded as the engine pads it."""
 
-    def __init__(self, static_model, ids: torch.Tensor, n_new: int) -> None:
-        self.sm, self.n_new, self.device = static_model, n_new, static_model.device
+    def __init__(self, static_model, ids: torch.Tensor, n_new: int, draft: bool = False) -> None:
+        self.sm, self.n_new, self.device, self.draft = static_model, n_new, static_model.device, draft
         self.sm.resize(len(ids) + n_new)
         size = verify_size(n_new) if n_new > 1 else 1
         self.tokens = torch.cat([ids[-1:], ids[-1:].repeat(size - 1)]).to(self.device)
@@ -78,9 +78,9 @@ class _StaticTimer(_Timer):
     def once(self) -> None:
         sync(self.device)
         t0 = time.perf_counter()
-        if self.n_new == 1:
+        if self.draft:  # the draft's compiled 1-token step
             self.sm.step(self.tokens, self.start)
-        else:
+        else:  # the target's verify trunk (size 1: what target-only rounds run), head on the real rows
             self.sm.verify(self.tokens, self.start, self.n_new)
         sync(self.device)
         self.times.append(time.perf_counter() - t0)  # nothing to roll back: the next call overwrites
@@ -97,7 +97,7 @@ def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9, s
         ts = static.model(target, len(ids) + gamma + 1)
         timers = [_StaticTimer(ts, ids, 1), _StaticTimer(ts, ids, gamma + 1)]
         if draft is not None:
-            timers.append(_StaticTimer(static.model(draft, len(ids) + 1), ids, 1))
+            timers.append(_StaticTimer(static.model(draft, len(ids) + 1), ids, 1, draft=True))
     else:
         timers = [_Timer(target, ids, 1), _Timer(target, ids, gamma + 1)]
         if draft is not None:
