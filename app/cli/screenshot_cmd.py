@@ -32,6 +32,10 @@ def add_parser(sub) -> None:
                    help="render the lab (View → Lab) after simulating the paper example; no model is loaded")
     p.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     p.add_argument("--data-dir", default=None, help="history and settings folder (default: a fresh temporary one)")
+    p.add_argument("--presentation", action="store_true", help="render presentation mode")
+    p.add_argument("--race", nargs="?", const="target", choices=("target", "lookup"), default=None,
+                   help="render the race view: speculative against target-only (default) or against prompt lookup")
+    p.add_argument("--replay", default=None, help="render the window after playing this recording (loads no model)")
     p.set_defaults(run=run)
 
 
@@ -47,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
     os.environ["SPECLENS_LANG"] = args.lang  # read when the QApplication is created
     # A fresh data folder keeps screenshots free of the user's own chats and window layout.
     os.environ["SPECLENS_DATA_DIR"] = args.data_dir or tempfile.mkdtemp(prefix="speclens-shot-")
+    replay = Path(args.replay) if args.replay else None
+    if replay is not None:
+        from app.recording import read
+
+        read(replay)  # a bad recording stops here with its one-line message
     from app.gui.screenshot import take, take_lab
 
     if args.lab:
@@ -59,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if args.step is not None and args.step < 0:
         raise UsageError(f"--step must be a round number >= 0, got {args.step}")
     error = take(out, args.prompt or [DEFAULT_PROMPT], args.target, args.draft, args.theme, (width, height),
-                 args.gamma, args.max_new_tokens, step=args.step, seed=args.seed, temperature=args.temperature)
+                 args.gamma, args.max_new_tokens, step=args.step, seed=args.seed, temperature=args.temperature,
+                 presentation=args.presentation, race=args.race, replay=replay)
     if error:
         print(f"speclens screenshot: error: {error}", file=sys.stderr)
         return 1

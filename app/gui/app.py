@@ -19,6 +19,10 @@ class GuiOptions:
     target: str | None = None  # None: the last used target (first run: "default")
     draft: str | None = None  # None: the last used draft (first run: "self")
     data_dir: str | None = None  # history and settings folder; overrides SPECLENS_DATA_DIR
+    replay: object = None  # an app.recording.Recording to play instead of loading models
+    replay_name: str = ""
+    presentation: bool = False
+    speed: float = 1.0
 
 
 def application(argv: list[str] | None = None) -> QApplication:
@@ -63,7 +67,11 @@ def run(options: GuiOptions) -> int:
     app.processEvents()
     from .main_window import MainWindow  # after the QApplication exists (pyqtgraph reads it)
 
-    window = MainWindow(target_spec=options.target, draft_spec=options.draft)
+    window = MainWindow(target_spec=options.target, draft_spec=options.draft, autoload=options.replay is None)
     window.show()
     splash.finish(window)
+    if options.replay is not None:
+        window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
+    elif options.presentation:
+        window.set_presentation(True)
     return app.exec()

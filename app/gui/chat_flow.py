@@ -64,11 +64,14 @@ class ChatFlowMixin:
         self.generating = True
         self._sync_buttons()
         self.progress_label.setText(self.tr("Timing target-only steps …") if measure else self.tr("Generating …"))
+        self._record_begin(turns, self.controls.params())
         self.flush_timer.start()
         self._generate.emit(request)
 
     def stop(self) -> None:
-        if self.generating:
+        if self.generating and self.player is not None:
+            self._stop_replay()
+        elif self.generating:
             self.cancel.set()
         elif self.editing is not None:
             self.editing = None
@@ -92,11 +95,17 @@ class ChatFlowMixin:
 
     def _on_events(self, batch: list) -> None:
         self.pending.extend(batch)  # rendered by the flush timer, in the GUI thread
+        if self.run_builder is not None:
+            self.run_builder.events(batch)
 
     def _on_baseline(self, seconds: float) -> None:
         self.stats.set_baseline(seconds)
+        if self.run_builder is not None:
+            self.run_builder.baseline(seconds)
 
     def _on_finished(self, fin: FinishedEvent) -> None:
+        if self.run_builder is not None:
+            self.run_builder.finished(fin)
         self._flush()
         self._end_answer(partial=fin.reason == "cancelled", fin=fin)
         reasons = {"eos": self.tr("end of answer"), "length": self.tr("max new tokens reached"),
@@ -115,7 +124,8 @@ class ChatFlowMixin:
         message.partial = partial
         message.content = message.text
         new_tokens = sum(1 for t in message.tokens if t.status != "rejected")
-        message.stats.update(self.stats.message_record(fin, new_tokens, self.controls.params()))
+        message.stats.update(self.stats.message_record(fin, new_tokens, self._answer_params()))
+        self._record_end(message)
         if self.conv_id is not None:
             try:
                 message.db_id = self.store.add_message(
@@ -157,6 +167,8 @@ class ChatFlowMixin:
             self.statusBar().showMessage(self.tr("Answer copied"), 2000)
         elif name == "regenerate" and index == len(self.chat.messages) - 1:
             self.regenerate()
+        elif name == "replay" and not self.generating:
+            self.replay_message(index)
         elif name == "edit" and not self.generating:
             self.editing = index
             self.input.setPlainText(self.chat.messages[index].content)

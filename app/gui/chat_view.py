@@ -36,6 +36,7 @@ class ChatView(QTextBrowser):
     token_hovered = Signal(int, int)  # message index, token index
     token_clicked = Signal(int, int)
     action = Signal(str, int)  # "copy" | "edit" | "regenerate", message index
+    example_clicked = Signal(int)  # index into `examples`, shown while the chat is empty
 
     def __init__(self, colors: Colors, parent=None) -> None:
         super().__init__(parent)
@@ -43,6 +44,7 @@ class ChatView(QTextBrowser):
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
         self.messages: list[ChatMessage] = []
+        self.examples: list[tuple[str, str]] = []  # (title, prompt)
         self.show_rejected = False
         self.colors = colors
         self._formats: dict[str, QTextCharFormat] = {}
@@ -67,6 +69,8 @@ class ChatView(QTextBrowser):
         self.render_all()
 
     def add_message(self, message: ChatMessage) -> int:
+        if not self.messages:
+            self.document().clear()  # the examples of the empty chat
         self.messages.append(message)
         self._render_message(len(self.messages) - 1)
         return len(self.messages) - 1
@@ -88,6 +92,8 @@ class ChatView(QTextBrowser):
         self._spans.clear()
         for i in range(len(self.messages)):
             self._render_message(i)
+        if not self.messages and self.examples:
+            self._render_examples()
         if at_end:
             self._scroll_to_end()
 
@@ -131,6 +137,24 @@ class ChatView(QTextBrowser):
         elif message.role == "user":
             self._insert_actions(cursor, index, ("edit",), muted)
 
+    def _render_examples(self) -> None:
+        cursor = QTextCursor(self.document())
+        muted = QTextCharFormat()
+        muted.setForeground(QColor(self.colors.muted))
+        cursor.insertText(self.tr("Try an example — one click sends it:"), muted)
+        for i, (title, prompt) in enumerate(self.examples):
+            block = QTextBlockFormat()
+            block.setTopMargin(12)
+            cursor.insertBlock(block)
+            link = QTextCharFormat()
+            link.setAnchor(True)
+            link.setAnchorHref(f"ex:{i}:0")
+            link.setForeground(QColor(self.colors.accent))
+            link.setFontWeight(QFont.Weight.Bold)
+            cursor.insertText(title, link)
+            cursor.insertBlock(QTextBlockFormat())
+            cursor.insertText(prompt, muted)
+
     def _insert_token(self, cursor: QTextCursor, index: int, i: int, token: StoredToken) -> None:
         if token.status == "rejected" and not self.show_rejected:
             return
@@ -164,6 +188,8 @@ class ChatView(QTextBrowser):
         small.setFontPointSize(max(self.font().pointSizeF() * 0.85, 7))
         cursor.insertText(" · ".join(parts), small)
         actions = ("copy", "regenerate") if index == len(self.messages) - 1 else ("copy",)
+        if st.get("recording"):
+            actions += ("replay",)
         self._insert_actions(cursor, index, actions, small, new_block=False)
 
     def _insert_actions(self, cursor, index, actions, base, new_block=True) -> None:
@@ -206,6 +232,8 @@ class ChatView(QTextBrowser):
             self.token_clicked.emit(int(a), b)
         elif kind == "act":
             self.action.emit(a, b)
+        elif kind == "ex":
+            self.example_clicked.emit(int(a))
 
     def _on_hover(self, url: QUrl) -> None:
         parsed = self._parse(url)

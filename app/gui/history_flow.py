@@ -18,6 +18,7 @@ class HistoryFlowMixin:
     def new_chat(self) -> None:
         if self.generating:
             return
+        self.close_replay()
         self.conv_id = None
         self.editing = None
         self.chat.set_messages([])
@@ -40,6 +41,7 @@ class HistoryFlowMixin:
     def open_conversation(self, conv_id: int) -> None:
         if self.generating or conv_id == self.conv_id:
             return
+        self.close_replay()
         try:
             info = self.store.conversation(conv_id)
             stored = self.store.messages(conv_id)

@@ -21,11 +21,15 @@ from app.paths import user_data_dir
 from . import theme, window_settings
 from .chat_flow import ChatFlowMixin
 from .compile_flow import CompileFlowMixin
+from .examples import ExamplesMixin
 from .history_flow import HistoryFlowMixin
 from .live_stats import LiveStats
 from .menus import MenusMixin
 from .model_flow import ModelFlowMixin, choice_status
 from .model_loader import ModelLoader
+from .presentation import PresentationMixin
+from .race_flow import RaceFlowMixin
+from .recording_flow import RecordingFlowMixin
 from .window_layout import LayoutMixin
 from .window_settings import BASE_FONT_PT
 from .worker import GenerationWorker
@@ -39,7 +43,7 @@ def settings_file() -> Path:
 
 
 class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin, CompileFlowMixin,
-                 QMainWindow):
+                 RecordingFlowMixin, PresentationMixin, RaceFlowMixin, ExamplesMixin, QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
     _warm = Signal(object)
@@ -50,6 +54,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.setWindowTitle(self.tr("SpecLens — exact speculative decoding"))
         self.settings = QSettings(str(settings_file()), QSettings.Format.IniFormat)
         self.theme_name = str(self.settings.value("theme", "system"))
+        self.presenting = False
+        self.racing = False
         self.colors = theme.apply(QApplication.instance(), self.theme_name)
         self.target = None
         self.drafter = None
@@ -77,8 +83,12 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self._history_error = str(exc)
             self.store = HistoryStore(Path(":memory:"))
         self._build_ui()
+        self._init_recordings()
+        self._init_presentation()
+        self._init_examples()
         self._build_menus()
         self._start_engine_thread()
+        self._init_race()
         window_settings.restore(self)
         self.flush_timer = QTimer(self, interval=FLUSH_MS, timeout=self._flush)
         if self._history_error:
@@ -123,8 +133,9 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
     def set_theme(self, name: str) -> None:
         self.theme_name = name
         self.settings.setValue("theme", name)
-        self.colors = theme.apply(QApplication.instance(), name)
+        self.colors = theme.apply(QApplication.instance(), name, contrast=self.presenting)
         self.chat.set_colors(self.colors)
+        self.race_view.set_colors(self.colors)
         self.legend.set_colors(self.colors)
         self.plots.set_colors(self.colors)
         self.step.set_colors(self.colors)
@@ -139,7 +150,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         """Ctrl+plus / Ctrl+minus; step 0 resets."""
         self.set_font_size(BASE_FONT_PT if step == 0 else self.chat.font().pointSize() + step)
 
-    def set_font_size(self, size: int) -> None:
+    def set_font_size(self, size: int, remember: bool = True) -> None:
         size = max(FONT_RANGE[0], min(FONT_RANGE[1], size))
         for widget in (self.chat, self.input, self.legend):
             font = widget.font()
@@ -147,11 +158,12 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             widget.setFont(font)
         self.chat.render_all()
         self.legend.set_colors(self.colors)
-        self.settings.setValue("font_size", size)
+        if remember:  # presentation mode's 28 pt is not the user's text size
+            self.settings.setValue("font_size", size)
 
     def _sync_buttons(self) -> None:
         ready = self.target is not None and not self.loading and not self.training
-        self.send_button.setEnabled(ready and not self.generating)
+        self.send_button.setEnabled(ready and not self.generating and not self.racing)
         self.stop_button.setEnabled(self.generating)
         self.controls.set_models_enabled(not self.generating and not self.loading)
         self.controls.draft.setEnabled(not self.loading)
@@ -174,6 +186,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
     def closeEvent(self, event) -> None:
         """Stop the engine before the window goes: a running round finishes (generation) or the
         current model finishes loading, then the thread exits; nothing is left running."""
+        self.set_presentation(False)  # the saved layout is the desktop one
         window_settings.save(self)
         self.cancel.set()
         self.closing.set()
@@ -181,6 +194,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.engine_thread.quit()
         self.engine_thread.wait()
         self.flush_timer.stop()
+        if self.player is not None:
+            self.player.timer.stop()
         self.plots.timer.stop()
         self.store.close()
         super().closeEvent(event)

@@ -16,12 +16,19 @@ class MenusMixin:
         file.addAction(self.tr("Export conversation as Markdown…"), lambda: self._export_conversation("md"))
         file.addAction(self.tr("Export plots (PNG, SVG, CSV)…"), self._export_plots)
         file.addSeparator()
+        file.addAction(self.tr("Open recording…"), QKeySequence.StandardKey.Open, self.open_recording)
+        file.addAction(self.tr("Save recording…"), QKeySequence.StandardKey.Save, self.save_recording)
+        file.addSeparator()
         file.addAction(self.tr("Quit"), QKeySequence.StandardKey.Quit, self.close)
         chat = self.menuBar().addMenu(self.tr("&Chat"))
         chat.addAction(self.tr("Send"), QKeySequence("Ctrl+Return"), self.send)
-        chat.addAction(self.tr("Stop"), QKeySequence(Qt.Key.Key_Escape), self.stop)
+        chat.addAction(self.tr("Stop"), QKeySequence(Qt.Key.Key_Escape), self.escape)
         chat.addAction(self.tr("Regenerate last answer"), QKeySequence("Ctrl+R"), self.regenerate)
         chat.addAction(self.tr("Copy last answer"), QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
+        chat.addSeparator()
+        chat.addAction(self.tr("Race: speculative against target only"), QKeySequence("Ctrl+Shift+R"),
+                       lambda: self.race_input("target"))
+        chat.addAction(self.tr("Race: current draft against prompt lookup"), lambda: self.race_input("lookup"))
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
         models = self.menuBar().addMenu(self.tr("&Models"))
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
@@ -30,6 +37,7 @@ class MenusMixin:
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))
         view.addAction(self.tr("Smaller text"), QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
         view.addAction(self.tr("Reset text size"), QKeySequence("Ctrl+0"), lambda: self.zoom(0))
+        view.addAction(self.tr("Presentation"), QKeySequence(Qt.Key.Key_F5), self.toggle_presentation)
         view.addSeparator()
         themes = view.addMenu(self.tr("Theme"))
         group = QActionGroup(self)
@@ -53,6 +61,9 @@ class MenusMixin:
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        # Presentation mode hides the menu bar; the window keeps the shortcuts (F5, Esc, Ctrl+N …).
+        for menu in (file, chat, view):
+            self.addActions([a for a in menu.actions() if not a.isSeparator() and a.menu() is None])
 
     def show_step_through(self) -> None:
         """Raise the step-through dock and give it the keyboard, so → and ← step at once."""

@@ -85,6 +85,7 @@ class ModelFlowMixin:
         self.static = None  # compiled for the previous pair
         if self.controls.compile.isChecked():
             self.warm_up_static()
+        self._send_pending_example()
 
     def _on_load_failed(self, message: str) -> None:
         self.loading = False
@@ -98,6 +99,7 @@ class ModelFlowMixin:
         else:
             self.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
                              .format(message))
+        self._example_pending = None
         self._sync_buttons()
 
     def _draft_name(self) -> str:

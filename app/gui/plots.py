@@ -13,7 +13,7 @@ from pathlib import Path
 import pyqtgraph as pg
 import pyqtgraph.exporters as exporters
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
@@ -37,9 +37,11 @@ class PlotsPanel(QWidget):
         self._notice: str | None = None
         self._gamma = 1
         self._ranged_gamma = 0  # gamma the x ranges were last set for
+        self._title_size = "10pt"
+        self._axis_styles: dict = {}  # the desktop axis fonts, kept while presenting
         self._titles: dict[str, str] = {}  # setTitle re-lays out the plot: only call it on change
         self._ranges: dict[tuple[str, str], tuple[float, float]] = {}
-        grid = QGridLayout(self)
+        self.grid = grid = QGridLayout(self)
         grid.setContentsMargins(4, 4, 4, 4)
         grid.setSpacing(6)
         self.plots: dict[str, pg.PlotWidget] = {}
@@ -111,6 +113,28 @@ class PlotsPanel(QWidget):
         self.tps_baseline.setPen(pg.mkPen(colors.muted, width=2, style=Qt.PenStyle.DashLine))
         self._drawn = -1
         self._titles.clear()
+        self.refresh()
+
+    def set_presentation(self, on: bool) -> None:
+        """Only the histogram and the speedup, stacked, with large axis text; off restores the grid."""
+        self._title_size = "20pt" if on else "10pt"
+        for i, (key, plot) in enumerate(self.plots.items()):
+            plot.setVisible(key in ("histogram", "speedup") or not on)
+            self.grid.addWidget(plot, *((i, 0) if on else (i // 2, i % 2)))
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                if on:
+                    offset = axis.style["tickTextOffset"][0 if name == "left" else 1]
+                    self._axis_styles[key, name] = (axis.style["tickFont"], offset, dict(axis.labelStyle))
+                    axis.setStyle(tickFont=QFont(self.font().family(), 18), tickTextOffset=8)
+                    axis.setLabel(axis.labelText, **{"font-size": "18pt"})
+                elif (key, name) in self._axis_styles:
+                    font, offset, label = self._axis_styles.pop((key, name))
+                    axis.setStyle(tickFont=font, tickTextOffset=offset)
+                    axis.labelStyle = label
+                    axis._updateLabel()
+        self._titles.clear()
+        self._drawn = -1
         self.refresh()
 
     def refresh(self) -> None:
@@ -187,10 +211,16 @@ class PlotsPanel(QWidget):
     def _title(self, key: str, text: str, *series: tuple[str, str]) -> None:
         """Title with an inline colour key: legends inside small plots would hide the data."""
         keys = " &nbsp;".join(f"<span style='color:{color}'>■</span> {label}" for color, label in series)
-        title = f"<b>{text}</b> &nbsp; {keys}"
+        gap = "<br>" if self._title_size != "10pt" else " &nbsp; "  # large type: the key on its own line
+        title = f"<b>{text}</b>{gap}{keys}"
         if self._titles.get(key) != title:
             self._titles[key] = title
-            self.plots[key].setTitle(title, size="10pt")
+            item = self.plots[key].plotItem
+            item.setTitle(title, size=self._title_size)
+            if gap == "<br>":  # pyqtgraph fixes the title row at 30 px: make room for two large lines
+                height = int(item.titleLabel.item.boundingRect().height()) + 6
+                item.titleLabel.setMaximumHeight(height)
+                item.layout.setRowFixedHeight(0, height)
 
     def _throughput(self) -> tuple[list[int], list[float]]:
         xs, ys, tokens, seconds = [], [], 0, 0.0

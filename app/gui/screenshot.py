@@ -27,14 +27,16 @@ def wait_until(condition, timeout: float) -> bool:
 
 def take(path: Path, prompts: list[str], target: str | None, draft: str | None, theme: str,
          size: tuple[int, int] = (1600, 1000), gamma: int | None = None, max_new_tokens: int = 96,
-         step: int | None = None, seed: int | None = None, temperature: float | None = None) -> str | None:
-    """Chat through `prompts`, then save the window to path. Returns an error line, or None.
+         step: int | None = None, seed: int | None = None, temperature: float | None = None,
+         presentation: bool = False, race: str | None = None, replay: Path | None = None) -> str | None:
+    """Chat through `prompts` (or play the recording `replay`, or race `race` on the first prompt),
+    then save the window to path. Returns an error line, or None.
 
     step: show the step-through at that round (1-based; 0 = the first round with a rejection)."""
     application()
     from .main_window import MainWindow
 
-    window = MainWindow(target_spec=target, draft_spec=draft)
+    window = MainWindow(target_spec=target, draft_spec=draft, autoload=replay is None)
     try:
         window.set_theme(theme)
         window.resize(*size)
@@ -48,28 +50,57 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
         if temperature is not None:
             window.controls.temperature.setValue(temperature)
         window.controls.show_rejected.setChecked(True)
-        if not wait_until(lambda: window.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
-            return "the models did not load in time"
-        if window.target is None:
-            return window.banner.text()
-        for prompt in prompts:
-            window.input.setPlainText(prompt)
-            window.send()
-            if not wait_until(lambda: not window.generating, ANSWER_TIMEOUT_S):
-                return "the answer did not finish in time"
+        if replay is not None:
+            if not window.play_file(replay):
+                return window.banner.text()
+            if window.player is not None:
+                window.player.finish()
+        else:
+            if not wait_until(lambda: window.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
+                return "the models did not load in time"
+            if window.target is None:
+                return window.banner.text()
+            if race:
+                error = _race(window, prompts[0], race)
+                if error:
+                    return error
+            else:
+                for prompt in prompts:
+                    window.input.setPlainText(prompt)
+                    window.send()
+                    if not wait_until(lambda: not window.generating, ANSWER_TIMEOUT_S):
+                        return "the answer did not finish in time"
+        if not wait_until(lambda: not window.generating, ANSWER_TIMEOUT_S):
+            return "the replay did not finish in time"
         _inspect_a_token(window)
+        if presentation:
+            window.set_presentation(True, full_screen=False)
+            window.resize(*size)
         window.plots.refresh()
         if step is not None:
             error = _show_step(window, step)
             if error:
                 return error
         wait_until(lambda: False, 0.3)  # let layouts settle
+        if presentation:
+            window.readout.refresh()
+        race_view = getattr(window, "race_view", None)
+        if race_view is not None and race_view.isVisible():
+            race_view.finish()
+            wait_until(lambda: False, 0.3)
         path.parent.mkdir(parents=True, exist_ok=True)
         if not window.grab().save(str(path)):
             return f"could not write {path}"
         return None
     finally:
         window.close()
+
+
+def _race(window, prompt: str, mode: str) -> str | None:
+    window.start_race(prompt, mode)
+    if not wait_until(lambda: not window.racing, ANSWER_TIMEOUT_S * 2):
+        return "the race did not finish in time"
+    return window.race_error
 
 
 def _inspect_a_token(window) -> None:

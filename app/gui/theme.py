@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -32,8 +32,20 @@ LIGHT = Colors(False, "#f4f5f7", "#ffffff", "#eef0f3", "#1d1f23", "#6b7280", "#0
 DARK = Colors(True, "#1e2126", "#16181c", "#23262c", "#e6e8eb", "#9aa1ac", "#56B4E9", "#23303c", "#343841", "#101215")
 
 
-def resolve(theme: str) -> Colors:
+def high_contrast(colors: Colors) -> Colors:
+    """Presentation mode: pure black on white or white on black, muted text darker or lighter, for
+    projectors that wash colours out."""
+    if colors.dark:
+        return replace(colors, window="#000000", base="#000000", alt_base="#111111", text="#ffffff",
+                       muted="#c8ccd2", border="#5a5f68", user_bubble="#14222e")
+    return replace(colors, window="#ffffff", base="#ffffff", alt_base="#f0f0f0", text="#000000",
+                   muted="#3d424a", border="#9aa1ac", user_bubble="#e3eef7")
+
+
+def resolve(theme: str, contrast: bool = False) -> Colors:
     """'system' follows QStyleHints.colorScheme (light when the OS does not say)."""
+    if contrast:
+        return high_contrast(resolve(theme))
     if theme == "dark":
         return DARK
     if theme == "light":
@@ -42,8 +54,8 @@ def resolve(theme: str) -> Colors:
     return DARK if scheme == Qt.ColorScheme.Dark else LIGHT
 
 
-def apply(app: QApplication, theme: str) -> Colors:
-    colors = resolve(theme)
+def apply(app: QApplication, theme: str, contrast: bool = False) -> Colors:
+    colors = resolve(theme, contrast)
     app.setStyle("Fusion")
     pal = QPalette()
     role = QPalette.ColorRole

@@ -1,0 +1,190 @@
+"""The race view: two measured runs of one prompt, replayed side by side, each at its own pace,
+with running clocks, tokens/s and the final speedup in large type. The panes render tokens with
+the chat view's own code, fed by the same Player that replays a recording."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.engine.events import RoundEvent, TokenEvent
+from app.history.records import StoredToken
+from app.recording import Recording, Run
+
+from .chat_view import ChatMessage, ChatView
+from .player import SPEEDS, Player
+from .theme import Colors
+
+CLOCK_MS = 50
+
+
+def tr(text: str) -> str:
+    return QCoreApplication.translate("Race", text)
+
+
+def run_title(run: Run) -> str:
+    draft = (run.info.get("draft") or {}).get("name")
+    return tr("speculative, draft: {0}").format(draft) if draft else tr("target only")
+
+
+class RacePane(QFrame):
+    def __init__(self, colors: Colors, parent=None) -> None:
+        super().__init__(parent, objectName="race_pane")
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 4)
+        self.title = QLabel(objectName="race_title", wordWrap=True)
+        self.clock = QLabel("0.00 s", objectName="race_clock", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.speed = QLabel("– tok/s", objectName="race_speed", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.chat = ChatView(colors)
+        numbers = QHBoxLayout()
+        numbers.addWidget(self.clock, 1)
+        numbers.addWidget(self.speed, 1)
+        box.addWidget(self.title)
+        box.addLayout(numbers)
+        box.addWidget(self.chat, 1)
+        self.player: Player | None = None
+        self.tokens = 0
+
+    def load(self, run: Run) -> Player:
+        self.title.setText(run_title(run))
+        self.chat.set_messages([ChatMessage("assistant", stats={})])
+        self.tokens = 0
+        self.player = Player(run, parent=self)
+        self.player.events.connect(self._on_events)
+        return self.player
+
+    def _on_events(self, batch: list) -> None:
+        tokens = [StoredToken.from_event(e) for e in batch if isinstance(e, TokenEvent)]
+        self.chat.append_tokens(0, tokens)
+        self.tokens += sum(e.emitted for e in batch if isinstance(e, RoundEvent))
+
+    def tick(self) -> None:
+        p = self.player
+        if p is None:
+            return
+        seconds = p.run.duration if p.done else p.now()
+        self.clock.setText(f"{seconds:.2f} s")
+        if seconds > 0 and self.tokens:
+            self.speed.setText(tr("{0:.1f} tok/s").format(self.tokens / seconds))
+
+    def rate(self) -> float | None:
+        fin = self.player.run.finished if self.player else None
+        return fin.new_tokens / fin.elapsed if fin and fin.elapsed else None
+
+
+class RaceView(QWidget):
+    closed = Signal()
+    save_requested = Signal()
+
+    def __init__(self, colors: Colors, parent=None) -> None:
+        super().__init__(parent, objectName="race", visible=False)
+        self.recording: Recording | None = None
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        self.note = QLabel(objectName="race_note", wordWrap=True)
+        grid = QGridLayout()
+        self.panes = [RacePane(colors), RacePane(colors)]
+        for i, pane in enumerate(self.panes):
+            grid.addWidget(pane, 0, i)
+        self.result = QLabel(objectName="race_result", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        buttons = QHBoxLayout()
+        self.again = QPushButton(tr("Replay race"))
+        self.speed = QComboBox(toolTip=tr("Playback speed"))
+        for s in SPEEDS:
+            self.speed.addItem(f"{s:g}×", s)
+        self.speed.setCurrentIndex(SPEEDS.index(1.0))
+        self.save = QPushButton(tr("Save race…"))
+        self.close_button = QPushButton(tr("Close race"))
+        for w in (self.again, self.speed, self.save):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+        buttons.addWidget(self.close_button)
+        self.controls = QWidget()
+        self.controls.setLayout(buttons)
+        box.addWidget(self.note)
+        box.addLayout(grid, 1)
+        box.addWidget(self.result)
+        box.addWidget(self.controls)
+        self.again.clicked.connect(self.replay)
+        self.speed.currentIndexChanged.connect(self._speed_changed)
+        self.save.clicked.connect(self.save_requested)
+        self.close_button.clicked.connect(self.closed)
+        self.timer = QTimer(self, interval=CLOCK_MS, timeout=self._tick)
+        self.set_sizes(11)
+
+    def set_sizes(self, base_pt: int) -> None:
+        big = base_pt * 3
+        self.setStyleSheet(
+            f"QLabel#race_clock, QLabel#race_speed {{ font-size: {big}pt; font-weight: 700; }}"
+            f"QLabel#race_title {{ font-size: {int(base_pt * 1.4)}pt; font-weight: 600; }}"
+            f"QLabel#race_result {{ font-size: {big}pt; font-weight: 700; }}"
+            f"QLabel#race_note {{ font-size: {base_pt}pt; }}"
+        )
+        for pane in self.panes:
+            font = pane.chat.font()
+            font.setPointSize(base_pt)
+            pane.chat.setFont(font)
+            pane.chat.render_all()
+
+    def set_colors(self, colors: Colors) -> None:
+        for pane in self.panes:
+            pane.chat.set_colors(colors)
+
+    def show_recording(self, recording: Recording) -> None:
+        self.recording = recording
+        machine = recording.header.get("machine") or {}
+        self.note.setText(tr(
+            "A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after "
+            "the other, and each plays back at its own measured pace."
+        ).format((machine.get("device") or "").upper() or machine.get("platform") or tr("this machine")))
+        self.setVisible(True)
+        self.replay()
+
+    def replay(self) -> None:
+        if self.recording is None:
+            return
+        self.result.setText("")
+        players = [pane.load(run) for pane, run in zip(self.panes, self.recording.runs[:2], strict=False)]
+        for player in players:
+            player.set_speed(self.speed.currentData())
+            player.finished.connect(self._maybe_done)
+            player.ended_early.connect(self._maybe_done)
+        for player in players:
+            player.play()
+        self.timer.start()
+
+    def finish(self) -> None:
+        """Play both runs to the end at once (screenshots, tests)."""
+        for pane in self.panes:
+            if pane.player is not None:
+                pane.player.finish()
+        self._tick()
+
+    def _speed_changed(self) -> None:
+        for pane in self.panes:
+            if pane.player is not None:
+                pane.player.set_speed(self.speed.currentData())
+
+    def _tick(self) -> None:
+        for pane in self.panes:
+            pane.tick()
+
+    def _maybe_done(self, *_) -> None:
+        if not all(p.player is not None and p.player.done for p in self.panes):
+            return
+        self.timer.stop()
+        self._tick()
+        a, b = (pane.rate() for pane in self.panes)
+        if a and b:
+            self.result.setText(tr("Speedup {0:.2f}× (right against left, tokens/s)").format(b / a))
+        else:
+            self.result.setText(tr("The recording ends before both runs finished"))

@@ -1,0 +1,139 @@
+"""Recordings in the window: record an answer, replay it in a window that cannot load models, and
+get back the same token statuses, statistics and plot data; playback speed and stepping; bad files."""
+
+from __future__ import annotations
+
+import pytest
+from gui_helpers import send
+
+from app.recording import read
+
+
+def plot_data(win) -> dict:
+    win.plots.refresh()
+    p = win.plots
+    return {
+        "hist": list(p.hist_message.opts["height"]),
+        "bonus": list(p.hist_bonus.opts["height"]),
+        "speedup": [list(a) for a in p.speedup_measured.getData()],
+        "predicted": [list(a) for a in p.speedup_predicted.getData()],
+        "position": list(p.pos_message.opts["height"]),
+        "tps": [list(a) for a in p.tps_curve.getData()],
+    }
+
+
+@pytest.fixture
+def replay_window(qtbot, data_dir, monkeypatch):
+    """A window that cannot load any model: replays must not need one."""
+    from app.gui.main_window import MainWindow
+
+    monkeypatch.setenv("SPECLENS_DEFAULT_GGUF", str(data_dir / "nowhere.gguf"))
+    win = MainWindow(target_spec="default", draft_spec="self", autoload=False)
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+@pytest.fixture
+def recorded(qtbot, window, tmp_path):
+    window.controls.show_rejected.setChecked(True)
+    window.controls.max_new.setValue(40)
+    send(qtbot, window, "record me")
+    path = tmp_path / "answer.speclens"
+    window.save_recording_to(path)
+    return window, path
+
+
+def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, replay_window):
+    live, path = recorded
+    rec = read(path)
+    assert rec.warning is None and len(rec.runs[0].steps) == len(live.recorder.rounds)
+    assert rec.runs[0].info["target"]["fingerprint"] and rec.header["machine"]["cpus"]
+    replay_window.controls.show_rejected.setChecked(True)
+    assert replay_window.play_file(path)
+    replay_window.player.set_speed(4.0)
+    qtbot.waitUntil(lambda: not replay_window.generating, timeout=30_000)
+    assert replay_window.target is None  # nothing was loaded
+    assert replay_window.chat.statuses_shown(1) == live.chat.statuses_shown(1)
+    live_stats = {k: v for k, v in live.chat.messages[1].stats.items() if k != "recording"}
+    assert replay_window.chat.messages[1].stats == live_stats
+    assert plot_data(replay_window) == plot_data(live)
+    # the inspector shows the same token details
+    corrected = next(i for i, t in enumerate(live.chat.messages[1].tokens) if t.status == "corrected")
+    live.chat.token_clicked.emit(1, corrected)
+    replay_window.chat.token_clicked.emit(1, corrected)
+    assert replay_window.details.toPlainText() == live.details.toPlainText()
+
+
+def test_every_answer_is_recorded_into_history(qtbot, recorded):
+    live, _ = recorded
+    name = live.chat.messages[1].stats["recording"]
+    from app.gui.recording_flow import recordings_dir
+    from app.history import HistoryStore
+
+    assert (recordings_dir() / name).is_file()
+    assert HistoryStore().messages(live.conv_id)[-1].stats["recording"] == name
+    live.chat.action.emit("replay", 1)  # the footer's Replay link
+    assert live.player is not None
+    live.player.finish()
+    qtbot.waitUntil(lambda: not live.generating, timeout=10_000)
+    assert [s for _, s in live.chat.statuses_shown(1)]
+
+
+def test_stepping_and_speed(qtbot, recorded, replay_window):
+    _, path = recorded
+    win = replay_window
+    win.play_file(path)
+    player = win.player
+    player.pause()
+    win.playback.step()
+    win._flush()
+    first_round = read(path).runs[0].steps[0]
+    assert player.rounds_played == 1 and not player.playing
+    assert len(win.chat.messages[1].tokens) == len(first_round.events) - 1  # tokens, not the RoundEvent
+    assert win.stats.message.rounds == [first_round.round]
+    win.playback.step()
+    assert player.rounds_played == 2
+    assert "round 2 of" in win.playback.progress.text()
+    # the next wait is the recorded gap divided by the speed
+    gap = player.items[player.next][0] - player.now()
+    player.set_speed(4.0)
+    player.play()
+    assert player.timer.interval() == int(gap / 4 * 1000)
+    player.pause()
+    gap = player.items[player.next][0] - player.now()
+    player.set_speed(0.5)
+    player.play()
+    assert player.timer.interval() == int(gap * 2 * 1000)
+    win.stop()  # Stop ends the replayed answer where it is, as it does live
+    assert not win.generating and win.chat.messages[1].partial
+
+
+def test_bad_recordings_get_clear_messages(qtbot, replay_window, tmp_path):
+    bad = tmp_path / "bad.speclens"
+    bad.write_bytes(b"not a recording")
+    assert not replay_window.play_file(bad)
+    assert "bad.speclens is not a SpecLens recording" in replay_window.banner.text()
+
+
+def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_window):
+    _, path = recorded
+    data = path.read_bytes()
+    cut = path.with_name("cut.speclens")
+    cut.write_bytes(data[: len(data) // 2])
+    rounds = len(read(cut).runs[0].steps)
+    assert replay_window.play_file(cut)
+    assert "ends early" in replay_window.banner.text()
+    replay_window.player.finish()
+    qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
+    message = replay_window.chat.messages[1]
+    assert message.partial and len(message.stats["rounds"]) == rounds
+
+
+def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, replay_window):
+    _, path = recorded
+    replay_window.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
+    assert replay_window.presenting and replay_window.player.speed == 2.0 and replay_window.player.playing
+    replay_window.player.finish()
+    qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
+    replay_window.set_presentation(False)

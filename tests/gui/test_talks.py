@@ -1,0 +1,80 @@
+"""Presentation mode and the race view, on the tiny model pair."""
+
+from __future__ import annotations
+
+from gui_helpers import send
+from PySide6.QtCore import Qt
+
+from app.gui.presentation import PRESENTATION_PT
+from app.recording import read
+
+
+def test_presentation_mode_and_leaving_it_restores_the_layout(qtbot, window):
+    window.controls.max_new.setValue(30)
+    send(qtbot, window, "present")
+    # Switching themes re-polishes every widget; a model picker filled after the first polish would
+    # otherwise widen its dock at the first theme change, presentation or not.
+    window.set_theme(window.theme_name)
+    qtbot.wait(100)  # let the layout settle
+    before = window.layout_snapshot()
+    window.activateWindow()
+    qtbot.keyClick(window, Qt.Key.Key_F5)  # works with the menu bar hidden too
+    qtbot.waitUntil(window.isFullScreen)
+    qtbot.wait(200)  # the full-screen resize lands, as it would before anyone presses Esc
+    assert window.chat.font().pointSize() >= 28 and window.legend.font().pointSize() >= PRESENTATION_PT
+    assert not window.menuBar().isVisible() and not window.input.isVisible()
+    assert not window.docks["conversations"].isVisible() and window.docks["plots"].isVisible()
+    shown = {k for k, p in window.plots.plots.items() if p.isVisible()}
+    assert shown == {"histogram", "speedup"}
+    assert window.colors.text in ("#000000", "#ffffff")  # high contrast
+    window.readout.refresh()
+    assert window.readout.values["tps"].text() != "–" and window.readout.values["alpha"].text() != "–"
+    qtbot.keyClick(window.chat, Qt.Key.Key_F2)  # F2 shows the input row
+    assert window.input.isVisible()
+    qtbot.keyClick(window.chat, Qt.Key.Key_Escape)  # Esc leaves
+    assert not window.presenting
+    qtbot.waitUntil(lambda: window.layout_snapshot() == before, timeout=3000)
+
+
+def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
+    window.controls.temperature.setValue(0.0)
+    window.controls.max_new.setValue(24)
+    assert window.start_race("race me", "target")
+    qtbot.waitUntil(lambda: not window.racing, timeout=60_000)
+    assert window.race_error is None and window.race_view.isVisible() and not window.chat.isVisible()
+    view = window.race_view
+    assert "side-by-side replay of two measured runs" in view.note.text()
+    view.finish()
+    first, second = (pane.player.run for pane in view.panes)
+    assert first.info["draft"] is None and second.info["draft"]["name"] == window.drafter.name
+    # greedy: both runs emit the same text; each pane shows its own statuses
+    text = [[t.text for t in pane.chat.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
+    assert text[0] == text[1]
+    assert {t.status for t in view.panes[0].chat.messages[0].tokens} == {"target"}
+    assert view.result.text().startswith("Speedup ")
+    path = tmp_path / "race.speclens"
+    window.save_recording_to(path)  # the race is the last recording
+    assert read(path).kind == "race" and len(read(path).runs) == 2
+    window.close_race()
+    assert window.chat.isVisible() and not view.isVisible()
+    # a saved race replays in presentation mode
+    window.set_presentation(True, full_screen=False)
+    assert window.play_file(path)
+    assert view.isVisible() and not view.controls.isVisible()
+    view.finish()
+    assert view.result.text().startswith("Speedup ")
+    window.close_race()
+    window.set_presentation(False)
+
+
+def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
+    shown = window.chat.toPlainText()
+    assert all(e.prompt in shown for e in window.example_list)
+    lookup = next(i for i, e in enumerate(window.example_list) if e.draft == "prompt-lookup")
+    window.controls.max_new.setValue(16)
+    window.chat.example_clicked.emit(lookup)  # the anchor's signal
+    qtbot.waitUntil(lambda: len(window.chat.messages) == 2 and not window.generating, timeout=60_000)
+    assert window.chat.messages[0].content == window.example_list[lookup].prompt
+    assert window.draft_spec == "prompt-lookup" and window.chat.messages[1].stats["draft"] == "prompt lookup"
+    window.new_chat()
+    assert window.example_list[0].prompt in window.chat.toPlainText()

@@ -1,0 +1,135 @@
+"""The recording file format: round trip, tolerance of new fields, and clear messages for bad files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.engine.events import FinishedEvent, RoundEvent, Status, TokenEvent, TopEntries
+from app.recording import FORMAT_VERSION, Recording, RecordingError, Run, Step, read, write
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def sample_recording(rounds: int = 3) -> Recording:
+    steps = []
+    for r in range(rounds):
+        top = TopEntries(((5, 0.5), (6, 0.25)), ((7, 0.75),), ((5, 0.9),))
+        events = (
+            TokenEvent(10 + r, Status.ACCEPTED, r, 0, 0.75, 0.5, 1.0, "ab"),
+            TokenEvent(11, Status.REJECTED, r, 1, 0.125, 0.5, 0.25, "x"),
+            TokenEvent(12, Status.CORRECTED, r, 1, 0.5, None, None, "é", top),
+            RoundEvent(r, 4, 2, 1, 2, False, (0.875, 0.5), 0.01 * r, 0.02),
+        )
+        steps.append(Step(0.1 * (r + 1), events))
+    run = Run({"label": "speculative", "prompt": [{"role": "user", "content": "hi"}],
+               "params": {"gamma": 4, "temperature": 0.7}}, 0.05, 0.03, steps,
+              FinishedEvent("eos", 5, 6, rounds, 0.3, (10, 11, 12)), 0.35)
+    return Recording({"kind": "answer", "title": "hi"}, [run])
+
+
+def test_round_trip_keeps_every_event_and_timing(tmp_path):
+    rec = sample_recording()
+    path = tmp_path / "a.speclens"
+    write(path, rec)
+    back = read(path)
+    assert back.warning is None
+    assert back.runs[0].steps == rec.runs[0].steps
+    assert back.runs[0].finished == rec.runs[0].finished
+    assert (back.runs[0].baseline, back.runs[0].baseline_t, back.runs[0].finished_t) == (0.05, 0.03, 0.35)
+    assert back.runs[0].info == rec.runs[0].info
+    assert back.header["version"] == list(FORMAT_VERSION) and back.kind == "answer"
+    token = back.runs[0].steps[0].events[2]
+    assert token.status is Status.CORRECTED and isinstance(token.top, TopEntries)
+
+
+def rewrite(path: Path, edit) -> None:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        lines = [json.loads(x) for x in f]
+    lines = edit(lines)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(x) + "\n" for x in lines)
+
+
+def test_unknown_fields_and_line_types_of_the_same_major_version_are_ignored(tmp_path):
+    path = tmp_path / "a.speclens"
+    write(path, sample_recording())
+
+    def newer_minor(lines):
+        lines[0]["version"] = [FORMAT_VERSION[0], FORMAT_VERSION[1] + 3]
+        for x in lines:
+            if x["type"] in ("token", "round"):
+                x["e"]["added_later"] = 0.42  # a field a later version adds
+        return [*lines[:2], {"type": "annotation", "text": "new line type"}, *lines[2:]]
+
+    rewrite(path, newer_minor)
+    back = read(path)
+    assert back.runs[0].steps == sample_recording().runs[0].steps
+
+
+def test_a_newer_major_version_is_refused_with_a_clear_message(tmp_path):
+    path = tmp_path / "new.speclens"
+    write(path, sample_recording())
+    rewrite(path, lambda lines: [{**lines[0], "version": [FORMAT_VERSION[0] + 1, 0]}, *lines[1:]])
+    with pytest.raises(RecordingError, match=r"newer than this SpecLens reads.*update SpecLens"):
+        read(path)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty or not a SpecLens recording"),
+    (b"plain text, not gzip\n", "not a SpecLens recording"),
+    (gzip.compress(b'{"type": "header", "format": "something-else"}\n'), "not a SpecLens recording"),
+])
+def test_foreign_files_are_refused(tmp_path, content, message):
+    path = tmp_path / "x.speclens"
+    path.write_bytes(content)
+    with pytest.raises(RecordingError, match=message):
+        read(path)
+
+
+def test_a_damaged_line_names_the_line(tmp_path):
+    path = tmp_path / "d.speclens"
+    write(path, sample_recording())
+    rewrite(path, lambda lines: [*lines[:3], {"type": "round", "run": 0, "t": 1, "e": {"round": 0}}, *lines[3:]])
+    with pytest.raises(RecordingError, match="damaged at line 4"):
+        read(path)
+
+
+def test_corrupt_compressed_bytes_are_reported_as_damage(tmp_path):
+    path = tmp_path / "c.speclens"
+    write(path, sample_recording(40))
+    data = bytearray(path.read_bytes())
+    for i in range(len(data) // 2, len(data) // 2 + 40):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+    with pytest.raises(RecordingError, match="damaged"):
+        read(path)
+
+
+def test_a_truncated_file_plays_up_to_where_it_ends(tmp_path):
+    path = tmp_path / "t.speclens"
+    write(path, sample_recording(40))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])
+    back = read(path)
+    steps = back.runs[0].steps
+    assert 0 < len(steps) < 40
+    assert steps == sample_recording(40).runs[0].steps[: len(steps)]
+    assert back.runs[0].finished is None
+    assert "ends early" in back.warning and f"{len(steps)} rounds" in back.warning
+
+
+def test_missing_file():
+    with pytest.raises(RecordingError, match="No recording at"):
+        read(Path("/nonexistent/x.speclens"))
+
+
+def test_the_reader_imports_without_torch_or_qt():
+    code = "import sys, app.recording; print(sorted(m for m in ('torch', 'transformers', 'PySide6') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
