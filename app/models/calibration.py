@@ -38,7 +38,7 @@ CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
 PROBE_TOKENS = 16
 PROBE_GAMMA = 4
-VERIFY_REPS = 2
+VERIFY_REPS = 3
 VERIFY_SIZES = (1, 2, 3, 5, 9, 17)  # timed token counts; v(n) between them is interpolated (it is ~linear)
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
