@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--versi
 def add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="default", help="'default' (embedded SmolLM2), a directory, a .gguf file or a hub id")
     parser.add_argument("--draft", default="auto", help="'auto' (the drafter measured fastest on this machine, or none), "
-                        "'self' (reduced-precision copy of the target), 'prompt-lookup', 'none', or a model like --target")
+                        "'self' (reduced-precision copy of the target), 'trained' (a feature draft made by speclens "
+                        "distill), a distill output folder, 'prompt-lookup', 'none', or a model like --target")
     parser.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
     parser.add_argument("--draft-device", default=None, help="device for a draft model (default: the target's)")
     parser.add_argument("--trust-remote-code", action="store_true", help="allow the model's own Python code to run")

@@ -18,7 +18,7 @@ from transformers import PreTrainedModel
 
 from .drafters import Drafter
 from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent, Top, TopEntries
-from .kv import context_limit, forward, new_cache, rollback
+from .kv import context_limit, forward, head, new_cache, rollback, splits_head, trunk
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
 from .text import StreamDetokenizer
 
@@ -55,6 +55,16 @@ def verify(target: PreTrainedModel, cache, ids: torch.Tensor, draft_tokens: torc
     fresh = torch.cat([ids[cache.get_seq_length() :], draft_tokens])
     logits = fit_vocab(forward(target, cache, fresh, keep=len(draft_tokens) + 1), vocab_size)
     return logits_to_probs(logits, params)
+
+
+def verify_trunk(target: PreTrainedModel, cache, ids: torch.Tensor, draft_tokens: torch.Tensor) -> torch.Tensor:
+    """The same target pass without the head: final-norm features [m, H] of every fresh position."""
+    return trunk(target, cache, torch.cat([ids[cache.get_seq_length() :], draft_tokens]))
+
+
+def head_probs(target: PreTrainedModel, hidden: torch.Tensor, params, vocab_size) -> torch.Tensor:
+    """Features [..., H] -> p [..., V], the same transform as `verify`."""
+    return logits_to_probs(fit_vocab(head(target, hidden), vocab_size), params)
 
 
 def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator, greedy: bool = False):
@@ -106,6 +116,50 @@ def accept(
     )
 
 
+def accept_lazy(
+    p_row: Callable[[int], torch.Tensor], q: torch.Tensor, x: torch.Tensor, generator: torch.Generator,
+    greedy: bool = False,
+) -> Verdict:
+    """`accept` with p computed row by row on demand (p_row(i) -> p_i [V]) and stopped at the first rejection.
+
+    Draws the same random numbers in the same order as `accept` (all g uniforms first, then the
+    token), so with one seed both make the same decisions and emit the same token. Only tested
+    positions get p_x, ratio, overlap, u and top_p entries: position i is tested when 1..i-1 were accepted.
+    """
+    g = len(x)
+    if g == 0:
+        return accept(p_row(0).unsqueeze(0), q, x, generator, greedy)
+    u = torch.rand((g,), generator=generator, device=q.device)  # as in decide(): one draw of g uniforms
+    tiny = torch.finfo(q.dtype).tiny
+    p_x, q_x, ratios, overlap, rows = [], [], [], [], []
+    n, dist = g, None
+    for i in range(g):
+        p_i = p_row(i)  # [V]
+        rows.append(p_i)
+        pair = torch.stack([p_i[x[i]], q[i, x[i]]])
+        ratio = (pair[0] / pair[1].clamp_min(tiny)).clamp_max(1.0)
+        host = torch.stack([pair[0], pair[1], ratio, torch.minimum(p_i, q[i]).sum(), (u[i] < ratio).float()])
+        px, qx, r, ov, ok = host.tolist()
+        p_x.append(px), q_x.append(qx), ratios.append(r), overlap.append(ov)
+        if not ok:
+            n = i
+            residual = (p_i - q[i]).clamp_min(0.0)
+            mass = residual.sum(-1, keepdim=True)
+            dist = torch.where(mass > RESIDUAL_EPS, residual / mass.clamp_min(RESIDUAL_EPS), p_i)
+            break
+    if dist is None:
+        dist = p_row(g)
+        rows.append(dist)
+    y = sample(dist, generator, greedy)
+    host = torch.stack([y.float(), dist[y] if n == g else rows[n][y]]).tolist()
+    tops = _tops(torch.cat([torch.stack(rows), q, dist[None]]))
+    top_p, top_q, next_top = tops[: len(rows)], tops[len(rows) : len(rows) + g], tops[-1]
+    top = TopEntries(top_p[n], top_q[n], next_top) if n < g else None
+    return Verdict(
+        n, int(host[0]), p_x + [host[1]], q_x, ratios, overlap, top, u.tolist()[: n + 1], top_p, top_q, next_top
+    )
+
+
 def _tops(rows: torch.Tensor) -> list[Top]:
     """rows [R, V] -> per row its TOP_N largest (token id, prob), zero-probability entries left out."""
     values, ids = torch.topk(rows, min(TOP_N, rows.shape[-1]), dim=-1)
@@ -116,9 +170,15 @@ def _tops(rows: torch.Tensor) -> list[Top]:
 
 
 def speculative_step(
-    target, cache, drafter: Drafter | None, ids, ids_list, gamma, params, vocab_size, generator
+    target, cache, drafter: Drafter | None, ids, ids_list, gamma, params, vocab_size, generator,
+    lazy_head: bool = False,
 ) -> tuple[list[int], Verdict, float, float]:
-    """Draft, verify, accept, roll back. Returns (drafted ids, verdict, draft s, verify s)."""
+    """Draft, verify, accept, roll back. Returns (drafted ids, verdict, draft s, verify s).
+
+    lazy_head: run the trunk once over all fresh tokens but apply the head row by row, stopping at
+    the first rejection (exact; fewer head rows). A drafter with `wants_features` receives the
+    target's features of the positions this round commits, and never those of rejected drafts.
+    """
     t0 = time.perf_counter()
     if drafter is not None and gamma > 0:
         draft_tokens, q = drafter.draft(ids, ids_list, gamma, params, vocab_size)
@@ -129,13 +189,27 @@ def speculative_step(
         q = torch.empty(0, vocab_size, device=ids.device)
         drafted = []
     t1 = time.perf_counter()
-    p = verify(target, cache, ids, draft_tokens, params, vocab_size)
-    verdict = accept(p, q, draft_tokens, generator, params.greedy)
+    wants_features = getattr(drafter, "wants_features", False)
+    start = cache.get_seq_length()
+    if lazy_head or wants_features:
+        hidden = verify_trunk(target, cache, ids, draft_tokens)  # [m, H]
+        rows = hidden[-(len(drafted) + 1) :]
+        if lazy_head:
+            verdict = accept_lazy(
+                lambda i: head_probs(target, rows[i], params, vocab_size), q, draft_tokens, generator, params.greedy
+            )
+        else:
+            verdict = accept(head_probs(target, rows, params, vocab_size), q, draft_tokens, generator, params.greedy)
+    else:
+        p = verify(target, cache, ids, draft_tokens, params, vocab_size)
+        verdict = accept(p, q, draft_tokens, generator, params.greedy)
     # Both caches keep the context plus the accepted drafts; the new token is fed next round.
     kept = len(ids_list) + verdict.n_accepted
     rollback(cache, kept)
     if drafter is not None:
         drafter.rollback(kept)
+        if wants_features:
+            drafter.observe(hidden[: kept - start], start)
     return drafted, verdict, t1 - t0, time.perf_counter() - t1
 
 
@@ -158,12 +232,16 @@ def decode(
     tokenizer=None,
     cancel: Cancel = None,
     static=None,
+    lazy_head: bool = False,
 ) -> Iterator[Event]:
     """Generate after input_ids [L] or [1, L], yielding TokenEvent / RoundEvent, then FinishedEvent.
 
     With drafter=None this is plain autoregressive decoding of the target. `params` may be a
     callable, read at the start of every round, so live controls apply at the next round.
-    static: a `static.StaticDecoder` runs the rounds on static caches (same events, one sync a round).
+    static: a `static.StaticDecoder` runs the rounds on static caches (same events, one sync a round);
+    a feature draft always runs on the dynamic path, which hands it the target's features.
+    lazy_head: head rows applied only up to the first rejection (exact, cheaper on a CPU); the round's
+    overlap, u and top_p then cover the tested positions only.
     """
     read_params = params if callable(params) else (lambda: params)
     first = read_params()
@@ -177,6 +255,11 @@ def decode(
             f"the prompt has {prompt_len} tokens but the model's context holds {limit}; shorten it"
         )
     vocab_size = vocab_size or target.config.get_text_config().vocab_size  # logits width
+    if getattr(drafter, "wants_features", False):
+        if not splits_head(target):
+            raise ValueError("this target's logits are not a plain head over its features; a feature draft cannot run")
+        static = None
+    lazy_head = lazy_head and drafter is not None and splits_head(target)
     stops = set(stop_token_ids)
     seed = first.seed if first.seed is not None else int.from_bytes(os.urandom(4), "little")
     generator = torch.Generator(device=device).manual_seed(seed)
@@ -210,7 +293,7 @@ def decode(
             drafted, v, t_draft, t_verify = session.step(ids_list, gamma, params, vocab_size)
         else:
             drafted, v, t_draft, t_verify = speculative_step(
-                target, cache, drafter, ids, ids_list, gamma, params, vocab_size, generator
+                target, cache, drafter, ids, ids_list, gamma, params, vocab_size, generator, lazy_head
             )
         n = v.n_accepted
         # Emit accepted drafts then the new token; stop at EOS or the length limit.

@@ -43,3 +43,30 @@ def context_limit(model: PreTrainedModel) -> int | None:
         if isinstance(value, int) and value > 0:
             return value
     return None
+
+
+# Configs whose causal-LM forward does more than `lm_head(hidden)` (soft-capping, scaling).
+_HEAD_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
+
+
+def splits_head(model: PreTrainedModel) -> bool:
+    """True when logits are exactly `output_embeddings(base_model(...).last_hidden_state)`, so the trunk
+    and the head can run separately (features for a feature draft, lazy head rows)."""
+    config = model.config.get_text_config()
+    if any(getattr(config, name, None) not in (None, 1, 1.0) for name in _HEAD_EXTRAS):
+        return False
+    return model.get_output_embeddings() is not None and hasattr(model.base_model, "layers")
+
+
+@torch.inference_mode()
+def trunk(model: PreTrainedModel, cache: DynamicCache, ids: torch.Tensor) -> torch.Tensor:
+    """Feed ids [n] after what the cache holds through the decoder only: final-norm hidden states [n, H]."""
+    # The cache goes by position: transformers renames the keyword (past_key_values -> cache) in 5.x.
+    out = model.base_model(ids.view(1, -1), None, None, cache, use_cache=True)
+    return out.last_hidden_state[0]
+
+
+@torch.inference_mode()
+def head(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
+    """hidden [..., H] -> logits [..., V_model]: the output rows applied to only the rows asked for."""
+    return model.get_output_embeddings()(hidden)

@@ -3,7 +3,7 @@
 from .catalog import CatalogEntry, compatible_drafts, list_catalog
 from .compat import Compatibility, check_compatibility, check_tokenizers, ensure_compatible
 from .devices import default_device, default_dtype, reduced_dtype
-from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft
+from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT, make_drafter, self_draft
 from .embedded import DEFAULT_SPEC, embedded_gguf
 from .errors import (
     CorruptModel,
@@ -20,12 +20,22 @@ from .errors import (
 )
 from .loading import LoadedModel, load_model
 from .progress import LoadProgress, ProgressCallback
+from .trained_drafts import (
+    TrainedDraftInfo,
+    default_output_dir,
+    find_trained_draft,
+    is_trained_draft,
+    list_trained_drafts,
+    load_trained_draft,
+)
 
 __all__ = [
     "DEFAULT_SPEC",
     "NO_DRAFT",
     "PROMPT_LOOKUP",
     "SELF_DRAFT",
+    "TRAINED_DRAFT",
+    "TrainedDraftInfo",
     "CatalogEntry",
     "Compatibility",
     "CorruptModel",
@@ -45,6 +55,11 @@ __all__ = [
     "check_compatibility",
     "check_tokenizers",
     "compatible_drafts",
+    "default_output_dir",
+    "find_trained_draft",
+    "is_trained_draft",
+    "list_trained_drafts",
+    "load_trained_draft",
     "default_device",
     "default_dtype",
     "embedded_gguf",

@@ -10,10 +10,12 @@ from . import memory
 from .compat import ensure_compatible
 from .devices import reduced_dtype
 from .loading import LoadedModel, load_model
+from .trained_drafts import TRAINED, find_trained_draft, is_trained_draft, load_trained_draft
 
 PROMPT_LOOKUP = "prompt-lookup"
 SELF_DRAFT = "self"
 NO_DRAFT = "none"
+TRAINED_DRAFT = TRAINED  # the best trained feature draft found for the target
 
 
 def self_draft(target: LoadedModel) -> ModelDrafter:
@@ -26,14 +28,20 @@ def self_draft(target: LoadedModel) -> ModelDrafter:
 
 
 def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafter | None:
-    """None for target-only decoding. A model spec is loaded (on the target's device unless device= is
-    given) and must pass the compatibility pre-flight, else IncompatibleModels."""
+    """None for target-only decoding. "trained" picks the best trained feature draft for the target, and a
+    folder written by `speclens distill` loads that draft (both refuse a draft made for another target).
+    A model spec is loaded (on the target's device unless device= is given) and must pass the
+    compatibility pre-flight, else IncompatibleModels."""
     if spec in (None, "", NO_DRAFT):
         return None
     if spec == PROMPT_LOOKUP:
         return PromptLookupDrafter()
     if spec == SELF_DRAFT:
         return self_draft(target)
+    if spec == TRAINED_DRAFT:
+        return load_trained_draft(find_trained_draft(target), target)
+    if is_trained_draft(spec):
+        return load_trained_draft(spec, target)
     load_kwargs.setdefault("device", target.device)
     draft = load_model(spec, **load_kwargs)
     ensure_compatible(target, draft)
