@@ -12,7 +12,7 @@ import sys
 
 from app import __version__
 
-SUBCOMMANDS = ("gui", "generate", "bench", "selftest", "screenshot", "record", "replay")
+SUBCOMMANDS = ("gui", "generate", "bench", "distill", "selftest", "screenshot", "record", "replay")
 
 
 class UsageError(Exception):
