@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 from transformers import DynamicCache
 
+from app.engine.kv import cache_argument
 from app.paths import resource_path
 
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".py", ".json", ".csv", ".html", ".tex")
@@ -83,7 +84,7 @@ def generate_answers(
     done = [False] * b
     stops = torch.tensor(sorted(stop_ids), dtype=torch.long, device=device)
     with _autocast(device, autocast):
-        h = model.base_model(ids, mask, pos, cache, use_cache=True).last_hidden_state  # [b, width, H]
+        h = _trunk(model, ids, mask, pos, cache)  # [b, width, H]
     for i in range(b):
         feats[i].append(h[i, width - len(prompts[i]) :].to("cpu", torch.bfloat16))
     step_pos = pos[:, -1:]
@@ -108,7 +109,7 @@ def generate_answers(
         mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=mask.dtype, device=device)], dim=1)
         step_pos = step_pos + 1
         with _autocast(device, autocast):
-            h = model.base_model(token.view(-1, 1), mask, step_pos, cache, use_cache=True).last_hidden_state
+            h = _trunk(model, token.view(-1, 1), mask, step_pos, cache)
         h_cpu = h[:, -1].to("cpu", torch.bfloat16)
         for r, i in enumerate(rows):
             feats[i].append(h_cpu[r : r + 1])
@@ -128,6 +129,12 @@ def read_text(model, ids: torch.Tensor, autocast: bool = False) -> Sequence:
     with _autocast(device, autocast):
         h = model.base_model(ids.view(1, -1).to(device)).last_hidden_state[0]
     return Sequence(ids, h.to("cpu", torch.bfloat16), len(ids), "text")
+
+
+def _trunk(model, ids, mask, positions, cache) -> torch.Tensor:
+    base = model.base_model
+    kwargs = {cache_argument(type(base)): cache}
+    return base(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **kwargs).last_hidden_state
 
 
 def _autocast(device: torch.device, enabled: bool):

@@ -359,9 +359,9 @@ def _train(cfg, draft, shared, train, val_batches, budget, cancel, device, rng, 
             eta = (cfg.max_steps - steps) * elapsed / steps if cfg.max_steps else span - elapsed
             report(DistillProgress(
                 "train", progress_fraction(),
-                f"step {steps}, {tokens / max(elapsed, 1e-9):.0f} tok/s, loss {float(loss):.3f}, "
+                f"step {steps}, {tokens / max(elapsed, 1e-9):.0f} tok/s, loss {loss.item():.3f}, "
                 f"val top-1 {'/'.join(f'{a:.2f}' for a in best) if best else '-'}",
-                max(0.0, eta), {"loss": float(loss), "parts": last_parts, "lr": lr}))
+                max(0.0, eta), {"loss": loss.item(), "parts": last_parts, "lr": lr}))
     if not cancel.is_set() or best is None:
         validate()
     return best, steps, tokens, history

@@ -312,9 +312,11 @@ class FeatureDrafter:
     def draft(self, ids, ids_list, gamma, params: DecodeParams, vocab_size):
         start = self.cache.length
         n_ctx = len(ids_list)
-        if len(self.pending) == 0 or start + len(self.pending) != n_ctx - 1:
-            self.stable = start
+        self.stable = start
+        if len(self.pending) == 0:  # the first round: the prompt has not been through the target yet
             return ids.new_empty(0), torch.empty(0, vocab_size, device=ids.device)
+        if start + len(self.pending) != n_ctx - 1:
+            raise RuntimeError(f"the draft holds features up to {start + len(self.pending)} for a {n_ctx}-token context")
         # Catch-up: pairs (f_j, t_{j+1}) for the pending positions, then gamma - 1 steps feeding g back.
         tokens = ids[start + 1 : n_ctx].to(self.device)
         g = draft_forward(self.model, self.rotary, self.embed(tokens), self.pending, self.cache)[-1:]

@@ -61,8 +61,8 @@ def splits_head(model: PreTrainedModel) -> bool:
 @torch.inference_mode()
 def trunk(model: PreTrainedModel, cache: DynamicCache, ids: torch.Tensor) -> torch.Tensor:
     """Feed ids [n] after what the cache holds through the decoder only: final-norm hidden states [n, H]."""
-    # The cache goes by position: transformers renames the keyword (past_key_values -> cache) in 5.x.
-    out = model.base_model(ids.view(1, -1), None, None, cache, use_cache=True)
+    base = model.base_model
+    out = base(input_ids=ids.view(1, -1), use_cache=True, **{cache_argument(type(base)): cache})
     return out.last_hidden_state[0]
 
 

@@ -54,8 +54,8 @@ def test_reduced_head_matches_exact_joint(vocab8_pair, case):
     target, _ = vocab8_pair
     params = CASES[case]
     drafter = feature_drafter(target, vocab_k=6)
-    counts = sampled_joint(target, drafter, [3], params, VOCAB, samples=4000, depth=2)
-    pvalue = chi_square_p(counts, exact_joint(target, [3], params, VOCAB, depth=2))
+    counts = sampled_joint(target, drafter, [3], params, VOCAB, samples=4000)
+    pvalue = chi_square_p(counts, exact_joint(target, [3], params, VOCAB))
     print(f"{case}: chi-square p-value {pvalue:.4g}")
     assert pvalue > P_MIN
 
@@ -160,10 +160,18 @@ def test_state_equals_fresh_recompute(vocab34_pair):
 
 
 def test_kept_speculative_entries_are_caught(vocab34_pair, monkeypatch):
-    """Planted bug: rollback keeps the speculative entries (computed from the draft's own g)."""
+    """Planted bug: rollback keeps the accepted speculative entries (computed from the draft's own g) and
+    only the features after them are fed later."""
     target, _ = vocab34_pair
-    monkeypatch.setattr(FeatureDrafter, "rollback", lambda self, length: setattr(self.cache, "length", length)
-                        if self.cache.length >= length else None)
+
+    def keep_speculative(self, length):
+        self.cache.length = min(self.cache.length, length)
+
+    def observe_rest(self, features, start):
+        self.pending = torch.cat([self.pending, features[self.cache.length + len(self.pending) - start :]])
+
+    monkeypatch.setattr(FeatureDrafter, "rollback", keep_speculative)
+    monkeypatch.setattr(FeatureDrafter, "observe", observe_rest)
     faults = state_faults(target, random_feature_draft(target, 30, noise=0.05))
     print(faults)
     assert faults
@@ -174,6 +182,7 @@ def test_lazy_head_makes_the_same_decisions(vocab34_pair):
     target, draft = vocab34_pair
     from app.engine import ModelDrafter
 
+    rejected = bonus = 0
     for make in (lambda: ModelDrafter(draft), lambda: feature_drafter(target, vocab_k=30, noise=0.05)):
         for temperature in (0.0, 1.0):
             runs = []
@@ -189,7 +198,9 @@ def test_lazy_head_makes_the_same_decisions(vocab34_pair):
             for a, b in zip(lazy.rounds, full.rounds, strict=True):
                 assert len(a.overlap) == min(b.drafted, b.accepted + 1)
                 assert a.overlap == pytest.approx(b.overlap[: len(a.overlap)], abs=1e-5)
-            assert any(r.accepted < r.drafted for r in full.rounds) and any(r.bonus for r in full.rounds)
+            rejected += sum(r.accepted < r.drafted for r in full.rounds)
+            bonus += sum(r.bonus for r in full.rounds)
+    assert rejected and bonus, "the comparison needs rejections and all-accepted rounds"
 
 
 def test_lazy_accept_uses_fewer_rows(vocab34_pair, monkeypatch):
