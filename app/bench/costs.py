@@ -110,7 +110,7 @@ def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9, s
 
 
 def measure_lazy_verify(target, ids: torch.Tensor, gamma: int, reps: int = 15) -> dict:
-    """Verify cost with the full head against the lazy head, in target steps, on one prompt.
+    """Verify cost with the full head against the lazy head, in target steps, on one prompt (medians).
 
     Interleaved medians of: a 1-token step; gamma + 1 tokens with the head on every row (what verify
     did); the trunk alone over gamma + 1 tokens; one head row. Lazy verification costs the trunk plus

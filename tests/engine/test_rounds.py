@@ -25,6 +25,7 @@ def run_rounds(target, draft, runs: int = 24):
         result = generate(
             target, torch.tensor([5, 9, 12]), drafter,
             DecodeParams(gamma=GAMMA, temperature=1.0, max_new_tokens=40, seed=seed),
+            lazy_head=False,  # the law needs every drafted position's overlap, not only the tested ones
         )
         assert result.finished.reason == "length"
         # The last round may be cut by max_new_tokens; every earlier one is whole.
