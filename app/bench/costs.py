@@ -142,10 +142,10 @@ def measure_lazy_verify(target, ids: torch.Tensor, gamma: int, reps: int = 15) -
     timings: dict[str, list[float]] = {name: [] for name in ("step", "full", "trunk", "row")}
     for _ in range(reps + 1):
         for name, fn in (("step", step), ("full", full), ("trunk", trunk_only), ("row", row)):
-            _sync(device)
+            sync(device)
             t0 = time.perf_counter()
             fn()
-            _sync(device)
+            sync(device)
             timings[name].append(time.perf_counter() - t0)
             rollback(cache, held)
     m = {name: statistics.median(times[1:]) for name, times in timings.items()}  # the first rep warms up
