@@ -21,6 +21,7 @@ from app.paths import user_data_dir
 from . import theme, window_settings
 from .chat_flow import ChatFlowMixin
 from .compile_flow import CompileFlowMixin
+from .distill_dialog import DistillWorker
 from .examples import ExamplesMixin
 from .history_flow import HistoryFlowMixin
 from .live_stats import LiveStats
@@ -47,6 +48,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
     _generate = Signal(object)
     _load = Signal(object)
     _warm = Signal(object)
+    _distill = Signal(object)
 
     def __init__(self, target_spec: str | None = None, draft_spec: str | None = None, autoload: bool = True,
                  parent=None) -> None:
@@ -70,6 +72,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.generating = False
         self.loading = False
         self.training = False  # a draft is being distilled in the engine thread
+        self.distill_dialog = None
         self.cancel = threading.Event()
         self.closing = threading.Event()
         self.pending: list = []
@@ -102,7 +105,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.engine_thread.setObjectName("speclens-engine")
         self.worker = GenerationWorker()
         self.loader = ModelLoader()
-        for obj in (self.worker, self.loader):
+        self.distill_worker = DistillWorker()
+        for obj in (self.worker, self.loader, self.distill_worker):
             obj.moveToThread(self.engine_thread)
         self._generate.connect(self.worker.start)
         self._load.connect(self.loader.load)
@@ -111,6 +115,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.worker.warmed.connect(self._on_warmed)
         self.worker.warm_failed.connect(self._on_warm_failed)
         self.controls.compile_changed.connect(self._compile_toggled)
+        self._distill.connect(self.distill_worker.start)
         self.worker.baseline.connect(self._on_baseline)
         self.worker.events.connect(self._on_events)
         self.worker.finished.connect(self._on_finished)
@@ -190,6 +195,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         window_settings.save(self)
         self.cancel.set()
         self.closing.set()
+        if self.distill_dialog is not None and self.distill_dialog.running:
+            self.distill_dialog.stop()  # the best checkpoint so far is kept
         self.hide()
         self.engine_thread.quit()
         self.engine_thread.wait()

@@ -32,6 +32,7 @@ class MenusMixin:
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
         models = self.menuBar().addMenu(self.tr("&Models"))
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
+        models.addAction(self.tr("Train a draft…"), self.show_train_dialog)
         view = self.menuBar().addMenu(self.tr("&View"))
         view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))

@@ -24,6 +24,46 @@ class ModelFlowMixin:
         dialog.open()
         return dialog
 
+    def show_train_dialog(self):
+        """Models → Train a draft…: distill for the loaded target in the engine thread, with cancel."""
+        from .distill_dialog import DistillDialog
+
+        if self.target is None:
+            self.statusBar().showMessage(QCoreApplication.translate("ModelFlow", "Load a target first"), 3000)
+            return None
+        if self.training and self.distill_dialog is not None:  # one training at a time: show it
+            self.distill_dialog.open()
+            return self.distill_dialog
+        dialog = DistillDialog(self.target, parent=self)
+        dialog.run_requested.connect(self._start_distill)
+        worker = self.distill_worker
+        links = ((worker.progress, dialog.on_progress), (worker.done, dialog.on_done),
+                 (worker.failed, dialog.on_failed), (worker.done, self._distill_ended),
+                 (worker.failed, self._distill_ended))
+        for signal, slot in getattr(self, "_distill_links", ()):  # the previous dialog stops listening
+            signal.disconnect(slot)
+        for signal, slot in links:
+            signal.connect(slot)
+        self._distill_links = links
+        dialog.use_draft.connect(lambda path: self.load_models(self.target_spec, path))
+        dialog.finished.connect(lambda *_: dialog.running and dialog.stop())  # closing it stops training
+        self.distill_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _start_distill(self, request) -> None:
+        self.training = True
+        self._sync_buttons()
+        self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Training a draft …"))
+        self._distill.emit(request)
+
+    def _distill_ended(self, *_) -> None:
+        self.training = False
+        self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Draft training finished"))
+        if self.target is not None:
+            self.controls.set_trained_drafts(trained_drafts(self.target))
+        self._sync_buttons()
+
     def load_models(self, target_spec: str, draft_spec: str) -> None:
         """Load in the engine thread; queued behind a running generation, so a draft swap made
         while answering applies to the next message."""

@@ -1,0 +1,54 @@
+"""Models → Train a draft…: distill runs in the engine thread with progress and cancel; the result is
+listed in the draft picker with its α and c, and one click uses it."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("app.distill")
+
+
+def _tiny_config(target, out):
+    """Fixed data volume and step count, so the run takes seconds whatever the machine's load."""
+    from app.distill import DistillConfig
+
+    return DistillConfig(target=target, out=str(out), minutes=30, vocab_k=24, max_new_tokens=16, gen_batch=96,
+                         max_data_tokens=1500, max_steps=12, eval_prompts=3, eval_tokens=8, batch_tokens=1024)
+
+
+def test_train_list_and_use_a_draft(qtbot, window, data_dir, monkeypatch):
+    dialog = window.show_train_dialog()
+    qtbot.addWidget(dialog)
+    out = data_dir / "drafts" / "tiny"  # the user's drafts folder: where the picker looks
+    monkeypatch.setattr(dialog, "config", lambda: _tiny_config(window.target.spec, out))
+    phases = []
+    window.distill_worker.progress.connect(lambda p: phases.append(p.phase))
+    dialog.start_button.click()
+    assert dialog.running and not window.send_button.isEnabled()
+    qtbot.waitUntil(lambda: not dialog.running, timeout=180_000)
+    assert {"data", "train", "eval"} <= set(phases)
+    assert "α" in dialog.result.text() and str(out) in dialog.result.text()
+    assert dialog.bar.value() == 1000 and dialog.use_button.isEnabled()
+    assert window.send_button.isEnabled() and not window.training
+    picker = window.controls.draft
+    listed = [picker.itemText(i) for i in range(picker.count()) if picker.itemData(i) == str(out)]
+    assert len(listed) == 1 and "α" in listed[0] and "c " in listed[0]
+    dialog.use_button.click()
+    qtbot.waitUntil(lambda: not window.loading and window.draft_spec == str(out), timeout=120_000)
+    assert "trained feature draft" in window.drafter.name
+
+
+def test_cancel_stops_training_and_keeps_the_app_usable(qtbot, window, data_dir, monkeypatch):
+    dialog = window.show_train_dialog()
+    qtbot.addWidget(dialog)
+    monkeypatch.setattr(dialog, "config", lambda: _tiny_config(window.target.spec, data_dir / "drafts" / "c"))
+    window.distill_worker.progress.connect(lambda p: p.phase == "data" and dialog.cancel.set())
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: not dialog.running, timeout=180_000)
+    assert dialog.phase.text() in ("Finished", "Failed")
+    assert window.send_button.isEnabled() and not window.training
+
+
+def test_training_needs_a_target(qtbot, window):
+    window.target = None
+    assert window.show_train_dialog() is None
