@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from app.engine.policy import DrafterProfile, VerifyCosts
 from app.models import calibration, load_model
@@ -96,3 +97,25 @@ def test_verify_costs_are_measured_per_token_count(target):
     v = calibration.measure_verify(target.model, ids, 5, reps=1)
     assert len(v.seconds) == 5 and all(s > 0 for s in v.seconds) and v.head >= 0
     assert v.v(1) == 1.0
+
+
+def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_path, monkeypatch):
+    """A trained draft made for the target is a candidate; its α per position comes from its report."""
+    fd = pytest.importorskip("app.engine.feature_draft")
+    from app.models.trained_drafts import save_trained_draft
+
+    monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "data"))  # the user's drafts folder
+    draft = fd.FeatureDraftModel(fd.FeatureDraftConfig.for_target(target.model, n_layers=1, vocab_k=24))
+    draft.vocab_ids.copy_(torch.arange(24))
+    path = tmp_path / "data" / "drafts" / "tiny"
+    save_trained_draft(path, draft, name="tiny draft", target_name=target.name,
+                       extra={"fingerprint": fd.fingerprint(target.model)})
+    (path / "report.json").write_text(json.dumps({
+        "summary": {"alpha_greedy": 0.5, "alpha_sampled": 0.4, "c": 0.05},
+        "evaluation": {"by_temperature": {"greedy": {"per_position_acceptance": [0.6, 0.5, 0.4, None]}}},
+    }))
+    assert candidate_specs(target)[0] == str(path)
+    cal, built = calibrate(target, [str(path)], use_cache=False)
+    (profile,) = cal.profiles
+    assert profile.label == "tiny draft" and profile.alpha == 0.5 and profile.per_position == (0.6, 0.5, 0.4)
+    assert profile.c > 0 and "trained feature draft" in built[str(path)].name
