@@ -33,7 +33,7 @@ from .progress import LoadProgress, ProgressCallback, ignore_progress
 
 AUTO = "auto"
 CACHE_NAME = "drafter-costs.json"
-CACHE_FORMAT = 2  # 2: minimum timings
+CACHE_FORMAT = 3  # 2: minimum timings; 3: head charged at every verified position
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
 PROBE_TOKENS = 16
@@ -205,12 +205,9 @@ def _interpolate(points: list[tuple[int, float]], n: int) -> float:
 
 
 def _lazy_head(model) -> bool:
-    """Whether decode() applies the head lazily for this target (CPU targets whose head splits off)."""
-    try:
-        from app.engine.kv import splits_head
-    except ImportError:  # an engine without lazy-head verification
-        return False
-    return next(model.parameters()).device.type == "cpu" and splits_head(model)
+    """Whether decode() applies the head lazily: it does not by default (lazy_head=False), so the
+    prediction charges the head at every verified position, as the engine does."""
+    return False
 
 
 def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, verify: VerifyCosts) -> DrafterProfile:

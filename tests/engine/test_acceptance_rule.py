@@ -33,7 +33,8 @@ def histogram(tokens: torch.Tensor, v: int) -> np.ndarray:
 def assert_alpha(accepted: torch.Tensor, alpha: float) -> None:
     trials = len(accepted)
     sigma = math.sqrt(max(alpha * (1 - alpha), 1e-12) / trials)
-    assert abs(accepted.double().mean().item() - alpha) <= 6 * sigma + 1e-9
+    # alpha is a float32 sum: with q == p it can read 1 + 1e-7 depending on the reduction order (threads).
+    assert abs(accepted.double().mean().item() - alpha) <= 6 * sigma + 1e-6
 
 
 @pytest.mark.parametrize(
