@@ -2,9 +2,180 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name></name>
+    <message>
+        <location filename="../../app/gui/examples.py" line="28"/>
+        <source>Mostly accepted: the self-draft agrees with the target</source>
+        <translation>大多被接受：自草稿与目标模型一致</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="30"/>
+        <source>Many corrections: prompt lookup guessing at a poem</source>
+        <translation>大量修正：提示查找在猜一首诗</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="32"/>
+        <source>Prompt lookup shines: copying from the prompt</source>
+        <translation>提示查找大显身手：从提示中复制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="31"/>
+        <source>measured speedup</source>
+        <translation>实测加速比</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="31"/>
+        <source>tokens / s</source>
+        <translation>词元 / 秒</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="31"/>
+        <source>acceptance α</source>
+        <translation>接受率 α</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="78"/>
+        <source>Type a prompt to race first</source>
+        <translation>请先输入一个提示再比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="95"/>
+        <source>Racing: two runs, one after the other …</source>
+        <translation>比赛中：两次运行，依次进行…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="103"/>
+        <source>Race measured · replaying side by side</source>
+        <translation>比赛已测量 · 并排回放</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="109"/>
+        <source>The race failed: {0}</source>
+        <translation>比赛失败：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="139"/>
+        <source>Save race</source>
+        <translation>保存比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="140"/>
+        <location filename="../../app/gui/recording_flow.py" line="85"/>
+        <location filename="../../app/gui/recording_flow.py" line="108"/>
+        <source>SpecLens recordings (*{0})</source>
+        <translation>SpecLens 录制 (*{0})</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="36"/>
+        <source>speculative, draft: {0}</source>
+        <translation>推测解码，草稿：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="36"/>
+        <location filename="../../app/gui/recording_flow.py" line="50"/>
+        <source>target only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="77"/>
+        <source>{0:.1f} tok/s</source>
+        <translation>{0:.1f} 词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="100"/>
+        <source>Replay race</source>
+        <translation>回放比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="101"/>
+        <source>Playback speed</source>
+        <translation>回放速度</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="105"/>
+        <source>Save race…</source>
+        <translation>保存比赛…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="106"/>
+        <source>Close race</source>
+        <translation>关闭比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="146"/>
+        <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
+        <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="148"/>
+        <source>this machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="188"/>
+        <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
+        <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="190"/>
+        <source>The recording ends before both runs finished</source>
+        <translation>录制在两次运行都结束之前就结束了</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="50"/>
+        <source>speculative</source>
+        <translation>推测解码</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="78"/>
+        <source>The recording was not saved: {0}</source>
+        <translation>录制未保存：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="82"/>
+        <source>No answer to save yet</source>
+        <translation>还没有可保存的回答</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="84"/>
+        <source>Save recording</source>
+        <translation>保存录制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="95"/>
+        <source>Recording saved to {0}</source>
+        <translation>录制已保存到 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="107"/>
+        <source>Open recording</source>
+        <translation>打开录制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="141"/>
+        <source>none (target only)</source>
+        <translation>无（仅目标模型）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="156"/>
+        <source>Replay: {0}</source>
+        <translation>回放：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="161"/>
+        <source>Replaying a recording</source>
+        <translation>正在回放录制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="175"/>
+        <source>Done · the recording ends here</source>
+        <translation>完成 · 录制到此结束</translation>
+    </message>
+</context>
+<context>
     <name>App</name>
     <message>
-        <location filename="../../app/gui/app.py" line="60"/>
+        <location filename="../../app/gui/app.py" line="64"/>
         <source>{0} {1} · starting…</source>
         <translation>{0} {1} · 正在启动…</translation>
     </message>
@@ -32,52 +203,52 @@
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="91"/>
+        <location filename="../../app/gui/chat_flow.py" line="94"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="102"/>
+        <location filename="../../app/gui/chat_flow.py" line="111"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="102"/>
+        <location filename="../../app/gui/chat_flow.py" line="111"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="103"/>
+        <location filename="../../app/gui/chat_flow.py" line="112"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="103"/>
+        <location filename="../../app/gui/chat_flow.py" line="112"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="104"/>
+        <location filename="../../app/gui/chat_flow.py" line="113"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="109"/>
+        <location filename="../../app/gui/chat_flow.py" line="118"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="125"/>
+        <location filename="../../app/gui/chat_flow.py" line="135"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="157"/>
+        <location filename="../../app/gui/chat_flow.py" line="167"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="164"/>
+        <location filename="../../app/gui/chat_flow.py" line="176"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -85,37 +256,42 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="109"/>
+        <location filename="../../app/gui/chat_view.py" line="115"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="149"/>
+        <location filename="../../app/gui/chat_view.py" line="144"/>
+        <source>Try an example — one click sends it:</source>
+        <translation>试试示例 —— 点击即可发送：</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_view.py" line="173"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="151"/>
+        <location filename="../../app/gui/chat_view.py" line="175"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="159"/>
+        <location filename="../../app/gui/chat_view.py" line="183"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179"/>
+        <location filename="../../app/gui/chat_view.py" line="205"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179"/>
+        <location filename="../../app/gui/chat_view.py" line="205"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179"/>
+        <location filename="../../app/gui/chat_view.py" line="205"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
@@ -370,17 +546,17 @@
 <context>
     <name>HistoryFlowMixin</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="69"/>
+        <location filename="../../app/gui/history_flow.py" line="71"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="77"/>
+        <location filename="../../app/gui/history_flow.py" line="79"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="80"/>
+        <location filename="../../app/gui/history_flow.py" line="82"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
@@ -535,12 +711,12 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="50"/>
+        <location filename="../../app/gui/main_window.py" line="54"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="85"/>
+        <location filename="../../app/gui/main_window.py" line="95"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -574,102 +750,127 @@
     </message>
     <message>
         <location filename="../../app/gui/menus.py" line="19"/>
+        <source>Open recording…</source>
+        <translation>打开录制…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="20"/>
+        <source>Save recording…</source>
+        <translation>保存录制…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="22"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="20"/>
+        <location filename="../../app/gui/menus.py" line="23"/>
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="21"/>
+        <location filename="../../app/gui/menus.py" line="24"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="22"/>
+        <location filename="../../app/gui/menus.py" line="25"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="23"/>
+        <location filename="../../app/gui/menus.py" line="26"/>
         <source>Regenerate last answer</source>
         <translation>重新生成最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="24"/>
+        <location filename="../../app/gui/menus.py" line="27"/>
         <source>Copy last answer</source>
         <translation>复制最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="26"/>
+        <location filename="../../app/gui/menus.py" line="29"/>
+        <source>Race: speculative against target only</source>
+        <translation>比赛：推测解码对仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="31"/>
+        <source>Race: current draft against prompt lookup</source>
+        <translation>比赛：当前草稿对提示查找</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="33"/>
         <source>&amp;Models</source>
         <translation>模型(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="27"/>
+        <location filename="../../app/gui/menus.py" line="34"/>
         <source>Recommended pairs…</source>
         <translation>推荐的模型组合…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="28"/>
+        <location filename="../../app/gui/menus.py" line="35"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="29"/>
+        <location filename="../../app/gui/menus.py" line="36"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="31"/>
+        <location filename="../../app/gui/menus.py" line="38"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="32"/>
+        <location filename="../../app/gui/menus.py" line="39"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="34"/>
+        <location filename="../../app/gui/menus.py" line="40"/>
+        <source>Presentation</source>
+        <translation>演示模式</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="42"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37"/>
-        <location filename="../../app/gui/menus.py" line="48"/>
+        <location filename="../../app/gui/menus.py" line="45"/>
+        <location filename="../../app/gui/menus.py" line="56"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37"/>
+        <location filename="../../app/gui/menus.py" line="45"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37"/>
+        <location filename="../../app/gui/menus.py" line="45"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="43"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="44"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45"/>
+        <location filename="../../app/gui/menus.py" line="53"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="79"/>
+        <location filename="../../app/gui/menus.py" line="90"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -682,57 +883,57 @@
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="115"/>
+        <location filename="../../app/gui/model_flow.py" line="117"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="118"/>
+        <location filename="../../app/gui/model_flow.py" line="120"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="126"/>
+        <location filename="../../app/gui/model_flow.py" line="128"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="130"/>
+        <location filename="../../app/gui/model_flow.py" line="132"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="130"/>
+        <location filename="../../app/gui/model_flow.py" line="132"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="133"/>
+        <location filename="../../app/gui/model_flow.py" line="135"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="134"/>
+        <location filename="../../app/gui/model_flow.py" line="136"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="136"/>
+        <location filename="../../app/gui/model_flow.py" line="138"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="136"/>
+        <location filename="../../app/gui/model_flow.py" line="138"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="138"/>
+        <location filename="../../app/gui/model_flow.py" line="140"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="140"/>
+        <location filename="../../app/gui/model_flow.py" line="142"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -750,17 +951,17 @@
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="96"/>
+        <location filename="../../app/gui/model_flow.py" line="97"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="99"/>
+        <location filename="../../app/gui/model_flow.py" line="100"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="104"/>
+        <location filename="../../app/gui/model_flow.py" line="106"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -880,102 +1081,146 @@
     </message>
 </context>
 <context>
+    <name>PlaybackBar</name>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="20"/>
+        <location filename="../../app/gui/playback_bar.py" line="64"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="20"/>
+        <source>Space</source>
+        <translation>空格</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="21"/>
+        <source>Step one round</source>
+        <translation>前进一轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="21"/>
+        <source>Right arrow</source>
+        <translation>右方向键</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="22"/>
+        <source>Playback speed</source>
+        <translation>回放速度</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="27"/>
+        <source>Close replay</source>
+        <translation>关闭回放</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="58"/>
+        <source>round %1 of %2</source>
+        <translation>第 %1 轮，共 %2 轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/playback_bar.py" line="64"/>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+</context>
+<context>
     <name>PlotsPanel</name>
     <message>
-        <location filename="../../app/gui/plots.py" line="47"/>
+        <location filename="../../app/gui/plots.py" line="49"/>
         <source>share of rounds</source>
         <translation>轮次占比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="47"/>
+        <location filename="../../app/gui/plots.py" line="49"/>
         <source>drafts accepted per round</source>
         <translation>每轮接受的草稿数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="48"/>
+        <location filename="../../app/gui/plots.py" line="50"/>
         <source>speedup ×</source>
         <translation>加速比 ×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="48"/>
         <location filename="../../app/gui/plots.py" line="50"/>
+        <location filename="../../app/gui/plots.py" line="52"/>
         <source>tokens in this message</source>
         <translation>本条消息的词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="49"/>
+        <location filename="../../app/gui/plots.py" line="51"/>
         <source>acceptance rate</source>
         <translation>接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="49"/>
+        <location filename="../../app/gui/plots.py" line="51"/>
         <source>draft position</source>
         <translation>草稿位置</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="50"/>
+        <location filename="../../app/gui/plots.py" line="52"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="134"/>
+        <location filename="../../app/gui/plots.py" line="158"/>
         <source>Accepted drafts per round ({0} rounds)</source>
         <translation>每轮接受的草稿数（{0} 轮）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="135"/>
-        <location filename="../../app/gui/plots.py" line="165"/>
+        <location filename="../../app/gui/plots.py" line="159"/>
+        <location filename="../../app/gui/plots.py" line="189"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="135"/>
+        <location filename="../../app/gui/plots.py" line="159"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="135"/>
-        <location filename="../../app/gui/plots.py" line="165"/>
+        <location filename="../../app/gui/plots.py" line="159"/>
+        <location filename="../../app/gui/plots.py" line="189"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="149"/>
+        <location filename="../../app/gui/plots.py" line="173"/>
         <source>Measured slower than target-only so far ({0:.2f}×) on this machine.</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="154"/>
+        <location filename="../../app/gui/plots.py" line="178"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="155"/>
+        <location filename="../../app/gui/plots.py" line="179"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="156"/>
+        <location filename="../../app/gui/plots.py" line="180"/>
         <source>predicted</source>
         <translation>预测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="164"/>
+        <location filename="../../app/gui/plots.py" line="188"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="177"/>
+        <location filename="../../app/gui/plots.py" line="201"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="178"/>
+        <location filename="../../app/gui/plots.py" line="202"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="179"/>
+        <location filename="../../app/gui/plots.py" line="203"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
