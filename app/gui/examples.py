@@ -12,10 +12,6 @@ from dataclasses import dataclass
 from PySide6.QtCore import QCoreApplication
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("Examples", text)
-
-
 @dataclass(frozen=True)
 class Example:
     title: str
@@ -25,11 +21,11 @@ class Example:
 
 def examples() -> list[Example]:
     return [
-        Example(tr("Mostly accepted: the self-draft agrees with the target"),
+        Example(QCoreApplication.translate("Examples", "Mostly accepted: the self-draft agrees with the target"),
                 "List the days of the week, one per line.", "self"),
-        Example(tr("Many corrections: prompt lookup guessing at a poem"),
+        Example(QCoreApplication.translate("Examples", "Many corrections: prompt lookup guessing at a poem"),
                 "Write a short poem about a purple lighthouse on the moon.", "prompt-lookup"),
-        Example(tr("Prompt lookup shines: copying from the prompt"),
+        Example(QCoreApplication.translate("Examples", "Prompt lookup shines: copying from the prompt"),
                 "Copy this list exactly, then add one more item in the same style:\n- apples: 3 kg, red\n"
                 "- pears: 2 kg, green\n- plums: 5 kg, purple", "prompt-lookup"),
     ]

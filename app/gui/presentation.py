@@ -15,10 +15,6 @@ PRESENTATION_PT = 28  # readable from the back of a room on a 1920×1080 project
 READOUT_MS = 250
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("Presentation", text)
-
-
 class Readout(QFrame):
     """Three large numbers under their captions, refreshed from the live statistics."""
 
@@ -28,7 +24,7 @@ class Readout(QFrame):
         grid = QGridLayout(self)
         grid.setContentsMargins(8, 4, 8, 4)
         self.values: dict[str, QLabel] = {}
-        captions = {"speedup": tr("measured speedup"), "tps": tr("tokens / s"), "alpha": tr("acceptance α")}
+        captions = {"speedup": QCoreApplication.translate("Presentation", "measured speedup"), "tps": QCoreApplication.translate("Presentation", "tokens / s"), "alpha": QCoreApplication.translate("Presentation", "acceptance α")}
         for col, (key, caption) in enumerate(captions.items()):
             value = QLabel("–", objectName="readout_value", alignment=Qt.AlignmentFlag.AlignCenter)
             label = QLabel(caption, objectName="readout_caption", alignment=Qt.AlignmentFlag.AlignCenter)

@@ -17,10 +17,6 @@ from .race_view import RaceView
 MODES = ("target", "lookup")  # speculative vs target-only; the current draft vs prompt lookup
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("Race", text)
-
-
 @dataclass
 class RaceRequest:
     target: object  # LoadedModel
@@ -75,7 +71,7 @@ class RaceFlowMixin:
         text = self.input.toPlainText().strip() or next(
             (m.content for m in reversed(self.chat.messages) if m.role == "user"), "")
         if not text:
-            self.statusBar().showMessage(tr("Type a prompt to race first"), 3000)
+            self.statusBar().showMessage(QCoreApplication.translate("Race", "Type a prompt to race first"), 3000)
             return
         self.start_race(text, mode)
 
@@ -92,7 +88,7 @@ class RaceFlowMixin:
         turns = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         self.racing = True
         self.race_error = None
-        self.progress_label.setText(tr("Racing: two runs, one after the other …"))
+        self.progress_label.setText(QCoreApplication.translate("Race", "Racing: two runs, one after the other …"))
         self._sync_buttons()
         self._race_driver.start.emit(RaceRequest(self.target, drafters, turns, self.controls.params()))
         return True
@@ -100,13 +96,13 @@ class RaceFlowMixin:
     def _race_done(self, recording: Recording) -> None:
         self.racing = False
         self.last_recording = recording
-        self.progress_label.setText(tr("Race measured · replaying side by side"))
+        self.progress_label.setText(QCoreApplication.translate("Race", "Race measured · replaying side by side"))
         self._sync_buttons()
         self.show_race(recording)
 
     def _race_failed(self, message: str) -> None:
         self.racing = False
-        self.race_error = tr("The race failed: {0}").format(message)
+        self.race_error = QCoreApplication.translate("Race", "The race failed: {0}").format(message)
         self.show_banner(self.race_error)
         self._sync_buttons()
 
@@ -136,7 +132,7 @@ class RaceFlowMixin:
     def save_race(self) -> None:
         if self.race_view.recording is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, tr("Save race"), f"race{SUFFIX}",
-                                              tr("SpecLens recordings (*{0})").format(SUFFIX))
+        path, _ = QFileDialog.getSaveFileName(self, QCoreApplication.translate("Race", "Save race"), f"race{SUFFIX}",
+                                              QCoreApplication.translate("Race", "SpecLens recordings (*{0})").format(SUFFIX))
         if path:
             write(Path(path), self.race_view.recording)

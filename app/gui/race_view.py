@@ -27,13 +27,9 @@ from .theme import Colors
 CLOCK_MS = 50
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("Race", text)
-
-
 def run_title(run: Run) -> str:
     draft = (run.info.get("draft") or {}).get("name")
-    return tr("speculative, draft: {0}").format(draft) if draft else tr("target only")
+    return QCoreApplication.translate("Race", "speculative, draft: {0}").format(draft) if draft else QCoreApplication.translate("Race", "target only")
 
 
 class RacePane(QFrame):
@@ -74,7 +70,7 @@ class RacePane(QFrame):
         seconds = p.run.duration if p.done else p.now()
         self.clock.setText(f"{seconds:.2f} s")
         if seconds > 0 and self.tokens:
-            self.speed.setText(tr("{0:.1f} tok/s").format(self.tokens / seconds))
+            self.speed.setText(QCoreApplication.translate("Race", "{0:.1f} tok/s").format(self.tokens / seconds))
 
     def rate(self) -> float | None:
         fin = self.player.run.finished if self.player else None
@@ -97,13 +93,13 @@ class RaceView(QWidget):
             grid.addWidget(pane, 0, i)
         self.result = QLabel(objectName="race_result", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
         buttons = QHBoxLayout()
-        self.again = QPushButton(tr("Replay race"))
-        self.speed = QComboBox(toolTip=tr("Playback speed"))
+        self.again = QPushButton(QCoreApplication.translate("Race", "Replay race"))
+        self.speed = QComboBox(toolTip=QCoreApplication.translate("Race", "Playback speed"))
         for s in SPEEDS:
             self.speed.addItem(f"{s:g}×", s)
         self.speed.setCurrentIndex(SPEEDS.index(1.0))
-        self.save = QPushButton(tr("Save race…"))
-        self.close_button = QPushButton(tr("Close race"))
+        self.save = QPushButton(QCoreApplication.translate("Race", "Save race…"))
+        self.close_button = QPushButton(QCoreApplication.translate("Race", "Close race"))
         for w in (self.again, self.speed, self.save):
             buttons.addWidget(w)
         buttons.addStretch(1)
@@ -142,10 +138,10 @@ class RaceView(QWidget):
     def show_recording(self, recording: Recording) -> None:
         self.recording = recording
         machine = recording.header.get("machine") or {}
-        self.note.setText(tr(
+        self.note.setText(QCoreApplication.translate("Race",
             "A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after "
             "the other, and each plays back at its own measured pace."
-        ).format((machine.get("device") or "").upper() or machine.get("platform") or tr("this machine")))
+        ).format((machine.get("device") or "").upper() or machine.get("platform") or QCoreApplication.translate("Race", "this machine")))
         self.setVisible(True)
         self.replay()
 
@@ -185,6 +181,6 @@ class RaceView(QWidget):
         self._tick()
         a, b = (pane.rate() for pane in self.panes)
         if a and b:
-            self.result.setText(tr("Speedup {0:.2f}× (right against left, tokens/s)").format(b / a))
+            self.result.setText(QCoreApplication.translate("Race", "Speedup {0:.2f}× (right against left, tokens/s)").format(b / a))
         else:
-            self.result.setText(tr("The recording ends before both runs finished"))
+            self.result.setText(QCoreApplication.translate("Race", "The recording ends before both runs finished"))

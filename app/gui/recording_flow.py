@@ -25,10 +25,6 @@ from .player import Player
 DEFAULT_PARAMS = {"gamma": 4, "temperature": 0.0, "top_k": 0, "top_p": 1.0, "seed": None, "max_new_tokens": 0}
 
 
-def tr(text: str) -> str:
-    return QCoreApplication.translate("Recordings", text)
-
-
 def recordings_dir() -> Path:
     return user_data_dir() / "recordings"
 
@@ -47,7 +43,7 @@ class RecordingFlowMixin:
     # --- recording live answers ---------------------------------------------------------------
     def _record_begin(self, turns: list[dict], params) -> None:
         self.run_builder = RunBuilder({
-            "label": tr("speculative") if self.drafter is not None else tr("target only"),
+            "label": QCoreApplication.translate("Recordings", "speculative") if self.drafter is not None else QCoreApplication.translate("Recordings", "target only"),
             "prompt": turns,
             "target": model_info(self.target),
             "draft": drafter_info(self.drafter),
@@ -75,14 +71,14 @@ class RecordingFlowMixin:
             write(path, self.last_recording)
             message.stats["recording"] = path.name
         except OSError as exc:
-            self.show_banner(tr("The recording was not saved: {0}").format(exc))
+            self.show_banner(QCoreApplication.translate("Recordings", "The recording was not saved: {0}").format(exc))
 
     def save_recording(self) -> None:
         if self._recording_source() is None:
-            self.statusBar().showMessage(tr("No answer to save yet"), 3000)
+            self.statusBar().showMessage(QCoreApplication.translate("Recordings", "No answer to save yet"), 3000)
             return
-        path, _ = QFileDialog.getSaveFileName(self, tr("Save recording"), f"answer{SUFFIX}",
-                                              tr("SpecLens recordings (*{0})").format(SUFFIX))
+        path, _ = QFileDialog.getSaveFileName(self, QCoreApplication.translate("Recordings", "Save recording"), f"answer{SUFFIX}",
+                                              QCoreApplication.translate("Recordings", "SpecLens recordings (*{0})").format(SUFFIX))
         if path:
             self.save_recording_to(Path(path))
 
@@ -92,7 +88,7 @@ class RecordingFlowMixin:
             shutil.copyfile(source, path)
         else:
             write(path, source)
-        self.statusBar().showMessage(tr("Recording saved to {0}").format(path), 4000)
+        self.statusBar().showMessage(QCoreApplication.translate("Recordings", "Recording saved to {0}").format(path), 4000)
 
     def _recording_source(self) -> Path | Recording | None:
         """The last answer of the open chat as saved in history, else the last recorded answer."""
@@ -104,8 +100,8 @@ class RecordingFlowMixin:
 
     # --- replay -------------------------------------------------------------------------------
     def open_recording(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, tr("Open recording"), "",
-                                              tr("SpecLens recordings (*{0})").format(SUFFIX))
+        path, _ = QFileDialog.getOpenFileName(self, QCoreApplication.translate("Recordings", "Open recording"), "",
+                                              QCoreApplication.translate("Recordings", "SpecLens recordings (*{0})").format(SUFFIX))
         if path:
             self.play_file(Path(path))
 
@@ -138,7 +134,7 @@ class RecordingFlowMixin:
                 self.chat.add_message(ChatMessage(t["role"], t["content"]))
         draft = run.info.get("draft") or {}
         stats = {"target": (run.info.get("target") or {}).get("name", "?"),
-                 "draft": draft.get("name", tr("none (target only)"))}
+                 "draft": draft.get("name", QCoreApplication.translate("Recordings", "none (target only)"))}
         self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats))
         self.stats.new_message()
         vocab = run.info.get("vocab") or {}
@@ -153,12 +149,12 @@ class RecordingFlowMixin:
         self.generating = True
         self._sync_buttons()
         self.flush_timer.start()
-        self.playback.attach(self.player, tr("Replay: {0}").format(title or recording.header.get("title", "")))
+        self.playback.attach(self.player, QCoreApplication.translate("Recordings", "Replay: {0}").format(title or recording.header.get("title", "")))
         if recording.warning:
             self.show_banner(recording.warning, info=True)
         else:
             self.hide_banner()
-        self.progress_label.setText(tr("Replaying a recording"))
+        self.progress_label.setText(QCoreApplication.translate("Recordings", "Replaying a recording"))
         self.player.play()
         return True
 
@@ -172,7 +168,7 @@ class RecordingFlowMixin:
     def _replay_cut(self) -> None:
         self._flush()
         self._end_answer(partial=True, fin=None)
-        self.progress_label.setText(tr("Done · the recording ends here"))
+        self.progress_label.setText(QCoreApplication.translate("Recordings", "Done · the recording ends here"))
 
     def _stop_replay(self) -> None:
         """Stop during a replay: the answer ends where the playback is, as Stop does live."""

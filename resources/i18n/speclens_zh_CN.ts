@@ -2,177 +2,6 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name></name>
-    <message>
-        <location filename="../../app/gui/examples.py" line="28"/>
-        <source>Mostly accepted: the self-draft agrees with the target</source>
-        <translation>大多被接受：自草稿与目标模型一致</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/examples.py" line="30"/>
-        <source>Many corrections: prompt lookup guessing at a poem</source>
-        <translation>大量修正：提示查找在猜一首诗</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/examples.py" line="32"/>
-        <source>Prompt lookup shines: copying from the prompt</source>
-        <translation>提示查找大显身手：从提示中复制</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/presentation.py" line="31"/>
-        <source>measured speedup</source>
-        <translation>实测加速比</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/presentation.py" line="31"/>
-        <source>tokens / s</source>
-        <translation>词元 / 秒</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/presentation.py" line="31"/>
-        <source>acceptance α</source>
-        <translation>接受率 α</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_flow.py" line="78"/>
-        <source>Type a prompt to race first</source>
-        <translation>请先输入一个提示再比赛</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_flow.py" line="95"/>
-        <source>Racing: two runs, one after the other …</source>
-        <translation>比赛中：两次运行，依次进行…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_flow.py" line="103"/>
-        <source>Race measured · replaying side by side</source>
-        <translation>比赛已测量 · 并排回放</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_flow.py" line="109"/>
-        <source>The race failed: {0}</source>
-        <translation>比赛失败：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_flow.py" line="139"/>
-        <source>Save race</source>
-        <translation>保存比赛</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_flow.py" line="140"/>
-        <location filename="../../app/gui/recording_flow.py" line="85"/>
-        <location filename="../../app/gui/recording_flow.py" line="108"/>
-        <source>SpecLens recordings (*{0})</source>
-        <translation>SpecLens 录制 (*{0})</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="36"/>
-        <source>speculative, draft: {0}</source>
-        <translation>推测解码，草稿：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="36"/>
-        <location filename="../../app/gui/recording_flow.py" line="50"/>
-        <source>target only</source>
-        <translation>仅目标模型</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="77"/>
-        <source>{0:.1f} tok/s</source>
-        <translation>{0:.1f} 词元/秒</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="100"/>
-        <source>Replay race</source>
-        <translation>回放比赛</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="101"/>
-        <source>Playback speed</source>
-        <translation>回放速度</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="105"/>
-        <source>Save race…</source>
-        <translation>保存比赛…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="106"/>
-        <source>Close race</source>
-        <translation>关闭比赛</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="146"/>
-        <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
-        <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="148"/>
-        <source>this machine</source>
-        <translation>本机</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="188"/>
-        <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
-        <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/race_view.py" line="190"/>
-        <source>The recording ends before both runs finished</source>
-        <translation>录制在两次运行都结束之前就结束了</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="50"/>
-        <source>speculative</source>
-        <translation>推测解码</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="78"/>
-        <source>The recording was not saved: {0}</source>
-        <translation>录制未保存：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="82"/>
-        <source>No answer to save yet</source>
-        <translation>还没有可保存的回答</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="84"/>
-        <source>Save recording</source>
-        <translation>保存录制</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="95"/>
-        <source>Recording saved to {0}</source>
-        <translation>录制已保存到 {0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="107"/>
-        <source>Open recording</source>
-        <translation>打开录制</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="141"/>
-        <source>none (target only)</source>
-        <translation>无（仅目标模型）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="156"/>
-        <source>Replay: {0}</source>
-        <translation>回放：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="161"/>
-        <source>Replaying a recording</source>
-        <translation>正在回放录制</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/recording_flow.py" line="175"/>
-        <source>Done · the recording ends here</source>
-        <translation>完成 · 录制到此结束</translation>
-    </message>
-</context>
-<context>
     <name>App</name>
     <message>
         <location filename="../../app/gui/app.py" line="64"/>
@@ -533,6 +362,24 @@
         <location filename="../../app/gui/conversations.py" line="103"/>
         <source>Export conversation</source>
         <translation>导出对话</translation>
+    </message>
+</context>
+<context>
+    <name>Examples</name>
+    <message>
+        <location filename="../../app/gui/examples.py" line="24"/>
+        <source>Mostly accepted: the self-draft agrees with the target</source>
+        <translation>大多被接受：自草稿与目标模型一致</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="26"/>
+        <source>Many corrections: prompt lookup guessing at a poem</source>
+        <translation>大量修正：提示查找在猜一首诗</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="28"/>
+        <source>Prompt lookup shines: copying from the prompt</source>
+        <translation>提示查找大显身手：从提示中复制</translation>
     </message>
 </context>
 <context>
@@ -1261,6 +1108,176 @@
         <location filename="../../app/gui/step_panels.py" line="122"/>
         <source>u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</source>
         <translation>均匀随机数 u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</translation>
+    </message>
+</context>
+<context>
+    <name>Presentation</name>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="27"/>
+        <source>measured speedup</source>
+        <translation>实测加速比</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="27"/>
+        <source>tokens / s</source>
+        <translation>词元 / 秒</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="27"/>
+        <source>acceptance α</source>
+        <translation>接受率 α</translation>
+    </message>
+</context>
+<context>
+    <name>Race</name>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="74"/>
+        <source>Type a prompt to race first</source>
+        <translation>请先输入一个提示再比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="91"/>
+        <source>Racing: two runs, one after the other …</source>
+        <translation>比赛中：两次运行，依次进行…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="99"/>
+        <source>Race measured · replaying side by side</source>
+        <translation>比赛已测量 · 并排回放</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="105"/>
+        <source>The race failed: {0}</source>
+        <translation>比赛失败：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="135"/>
+        <source>Save race</source>
+        <translation>保存比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="136"/>
+        <source>SpecLens recordings (*{0})</source>
+        <translation>SpecLens 录制 (*{0})</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="32"/>
+        <source>speculative, draft: {0}</source>
+        <translation>推测解码，草稿：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="32"/>
+        <source>target only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="73"/>
+        <source>{0:.1f} tok/s</source>
+        <translation>{0:.1f} 词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="96"/>
+        <source>Replay race</source>
+        <translation>回放比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="97"/>
+        <source>Playback speed</source>
+        <translation>回放速度</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="101"/>
+        <source>Save race…</source>
+        <translation>保存比赛…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="102"/>
+        <source>Close race</source>
+        <translation>关闭比赛</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="141"/>
+        <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
+        <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="144"/>
+        <source>this machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="184"/>
+        <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
+        <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="186"/>
+        <source>The recording ends before both runs finished</source>
+        <translation>录制在两次运行都结束之前就结束了</translation>
+    </message>
+</context>
+<context>
+    <name>Recordings</name>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="46"/>
+        <source>speculative</source>
+        <translation>推测解码</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="46"/>
+        <source>target only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="74"/>
+        <source>The recording was not saved: {0}</source>
+        <translation>录制未保存：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="78"/>
+        <source>No answer to save yet</source>
+        <translation>还没有可保存的回答</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="80"/>
+        <source>Save recording</source>
+        <translation>保存录制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="81"/>
+        <location filename="../../app/gui/recording_flow.py" line="104"/>
+        <source>SpecLens recordings (*{0})</source>
+        <translation>SpecLens 录制 (*{0})</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="91"/>
+        <source>Recording saved to {0}</source>
+        <translation>录制已保存到 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="103"/>
+        <source>Open recording</source>
+        <translation>打开录制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="137"/>
+        <source>none (target only)</source>
+        <translation>无（仅目标模型）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="152"/>
+        <source>Replay: {0}</source>
+        <translation>回放：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="157"/>
+        <source>Replaying a recording</source>
+        <translation>正在回放录制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/recording_flow.py" line="171"/>
+        <source>Done · the recording ends here</source>
+        <translation>完成 · 录制到此结束</translation>
     </message>
 </context>
 <context>
