@@ -365,6 +365,127 @@
     </message>
 </context>
 <context>
+    <name>DistillDialog</name>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="70"/>
+        <source>Train a draft for {0}</source>
+        <translation>为 {0} 训练草稿模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="73"/>
+        <source>Trains a small feature draft (one decoder layer reading the target&apos;s own features) from the target&apos;s answers to a broad set of prompts, then measures its acceptance on held-out prompts. The app stays usable for reading; sending waits until training ends.</source>
+        <translation>用目标模型对大量提示的回答训练一个小型特征草稿模型（一个读取目标模型自身特征的解码层），然后在留出的提示上测量其接受率。训练期间仍可阅读；发送需等训练结束。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="80"/>
+        <source>optional: your own prompts, one a line</source>
+        <translation>可选：你自己的提示，每行一个</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="81"/>
+        <source>optional: a folder of text files</source>
+        <translation>可选：一个文本文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="82"/>
+        <location filename="../../app/gui/distill_dialog.py" line="84"/>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="86"/>
+        <source>Budget (data included)</source>
+        <translation>预算（含数据）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="87"/>
+        <source>Head rows (vocabulary subset)</source>
+        <translation>输出头行数（词表子集）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="88"/>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="89"/>
+        <location filename="../../app/gui/distill_dialog.py" line="185"/>
+        <source>Prompts file</source>
+        <translation>提示文件</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="90"/>
+        <location filename="../../app/gui/distill_dialog.py" line="190"/>
+        <source>Text folder</source>
+        <translation>文本文件夹</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="99"/>
+        <source>Not started</source>
+        <translation>未开始</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="106"/>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="107"/>
+        <source>Cancel training</source>
+        <translation>取消训练</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="108"/>
+        <source>Use this draft</source>
+        <translation>使用此草稿模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="109"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="139"/>
+        <source>Waiting for the engine …</source>
+        <translation>正在等待引擎…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="145"/>
+        <source>Stopping: the best checkpoint so far is kept …</source>
+        <translation>正在停止：保留目前最好的检查点…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="163"/>
+        <source>Stopped early; the best checkpoint was kept.</source>
+        <translation>已提前停止；保留了最好的检查点。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="164"/>
+        <source>Done.</source>
+        <translation>完成。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="165"/>
+        <source>{0} α {1} (greedy), {2} (T = 0.7), c {3}. Saved in {4}</source>
+        <translation>{0} α {1}（贪心），{2}（T = 0.7），c {3}。已保存到 {4}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="169"/>
+        <source>Cancelled before a checkpoint was written; nothing was saved.</source>
+        <translation>在写入检查点之前已取消；没有保存任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="170"/>
+        <source>Finished</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/distill_dialog.py" line="176"/>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+</context>
+<context>
     <name>Examples</name>
     <message>
         <location filename="../../app/gui/examples.py" line="24"/>
@@ -558,12 +679,12 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="54"/>
+        <location filename="../../app/gui/main_window.py" line="56"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="95"/>
+        <location filename="../../app/gui/main_window.py" line="98"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -657,67 +778,72 @@
     </message>
     <message>
         <location filename="../../app/gui/menus.py" line="35"/>
+        <source>Train a draft…</source>
+        <translation>训练草稿模型…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="36"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="36"/>
+        <location filename="../../app/gui/menus.py" line="37"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="38"/>
+        <location filename="../../app/gui/menus.py" line="39"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="39"/>
+        <location filename="../../app/gui/menus.py" line="40"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="40"/>
+        <location filename="../../app/gui/menus.py" line="41"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="42"/>
+        <location filename="../../app/gui/menus.py" line="43"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45"/>
-        <location filename="../../app/gui/menus.py" line="56"/>
+        <location filename="../../app/gui/menus.py" line="46"/>
+        <location filename="../../app/gui/menus.py" line="57"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45"/>
+        <location filename="../../app/gui/menus.py" line="46"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45"/>
+        <location filename="../../app/gui/menus.py" line="46"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="52"/>
+        <location filename="../../app/gui/menus.py" line="53"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="54"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="90"/>
+        <location filename="../../app/gui/menus.py" line="91"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -725,62 +851,77 @@
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="46"/>
+        <location filename="../../app/gui/model_flow.py" line="32"/>
+        <source>Load a target first</source>
+        <translation>请先加载目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="57"/>
+        <source>Training a draft …</source>
+        <translation>正在训练草稿模型…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="62"/>
+        <source>Draft training finished</source>
+        <translation>草稿模型训练完成</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="86"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="117"/>
+        <location filename="../../app/gui/model_flow.py" line="157"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="120"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="128"/>
+        <location filename="../../app/gui/model_flow.py" line="168"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="132"/>
+        <location filename="../../app/gui/model_flow.py" line="172"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="132"/>
+        <location filename="../../app/gui/model_flow.py" line="172"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="135"/>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="136"/>
+        <location filename="../../app/gui/model_flow.py" line="176"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="138"/>
+        <location filename="../../app/gui/model_flow.py" line="178"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="138"/>
+        <location filename="../../app/gui/model_flow.py" line="178"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="140"/>
+        <location filename="../../app/gui/model_flow.py" line="180"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="142"/>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -788,27 +929,27 @@
 <context>
     <name>ModelFlowMixin</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="34"/>
+        <location filename="../../app/gui/model_flow.py" line="74"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="81"/>
+        <location filename="../../app/gui/model_flow.py" line="121"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="97"/>
+        <location filename="../../app/gui/model_flow.py" line="137"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="100"/>
+        <location filename="../../app/gui/model_flow.py" line="140"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="106"/>
+        <location filename="../../app/gui/model_flow.py" line="146"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
