@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QApplication, QSplashScreen
 from app import __version__
 from app.paths import APP_NAME, resource_path
 
+from .platform_check import platform_problem
+
 
 @dataclass
 class GuiOptions:
@@ -58,6 +60,10 @@ def splash_pixmap() -> QPixmap:
 def run(options: GuiOptions) -> int:
     if options.data_dir:
         os.environ["SPECLENS_DATA_DIR"] = options.data_dir
+    problem = platform_problem()
+    if problem:  # Qt would abort with a generic message; name what is missing instead
+        print(f"speclens: error: {problem}", file=sys.stderr)
+        return 1
     app = application(sys.argv[:1])
     # Importing torch and transformers takes seconds: show something at once.
     splash = QSplashScreen(splash_pixmap())
