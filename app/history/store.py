@@ -204,6 +204,11 @@ class HistoryStore:
         except sqlite3.ProgrammingError:
             raise  # a bug in the caller (closed store, wrong thread), not a state of the file
         except sqlite3.Error as e:
+            if (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF == sqlite3.SQLITE_FULL:
+                raise HistoryError(
+                    f"The disk holding {self.path} is full, so this was not saved; everything saved before is "
+                    "intact. Free some space and the next messages are saved again.", self.path
+                ) from None
             if getattr(e, "sqlite_errorcode", None) in _DAMAGED:
                 raise HistoryUnreadable(
                     f"{self.path} is damaged or not a database ({e}).", self.path
