@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 from .common import add_model_args
 
@@ -27,6 +28,8 @@ def add_parser(sub) -> None:
     p.add_argument("--gamma", type=int, default=4, help="draft length per round (1..16)")
     p.add_argument("--max-new-tokens", type=int, default=24)
     p.add_argument("--prompt", default=PROMPT)
+    p.add_argument("--models", default=None, metavar="DIR",
+                   help="instead, check every model folder in DIR (e.g. one per architecture) against its self-draft")
     p.set_defaults(run=run)
 
 
@@ -34,10 +37,14 @@ def run(args: argparse.Namespace) -> int:
     # Before anything imports Qt: a self-test must run on machines without a display.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     start = time.perf_counter()
-    print(f"loading target {args.target!r} and draft {args.draft!r} ...", file=sys.stderr, flush=True)
+    what = f"the models in {args.models}" if args.models else f"target {args.target!r} and draft {args.draft!r}"
+    print(f"loading {what} ...", file=sys.stderr, flush=True)
     try:
-        print("\n".join(check_decoding(args)), flush=True)
-        print(check_window(), flush=True)
+        if args.models:
+            print("\n".join(check_models(args)), flush=True)
+        else:
+            print("\n".join(check_decoding(args)), flush=True)
+            print(check_window(), flush=True)
     except SelftestFailed as exc:
         print(f"speclens selftest: FAILED: {exc}", file=sys.stderr)
         return 1
@@ -78,6 +85,23 @@ def check_decoding(args: argparse.Namespace) -> list[str]:
         f"{fs.rounds} rounds, {s.tokens_per_round:.2f} tokens/round, alpha {alpha}",
         f"target-only greedy: {fp.new_tokens} tokens in {fp.elapsed:.2f} s; outputs identical: yes",
     ]
+
+
+def check_models(args: argparse.Namespace) -> list[str]:
+    """Each folder in --models loads (its architecture's modules are present) and decodes exactly."""
+    root = Path(args.models).expanduser()
+    folders = sorted(p for p in root.iterdir() if (p / "config.json").is_file()) if root.is_dir() else []
+    if not folders:
+        raise SelftestFailed(f"no model folders (with a config.json) in {root}")
+    lines = []
+    for folder in folders:
+        one = argparse.Namespace(**{**vars(args), "target": str(folder), "draft": "self"})
+        try:
+            result = check_decoding(one)
+        except Exception as exc:  # a module missing from a frozen build surfaces here
+            raise SelftestFailed(f"model {folder.name}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        lines.append(f"model {folder.name}: {result[-1]}")
+    return lines
 
 
 def check_window() -> str:

@@ -58,3 +58,23 @@ def test_selftest_with_a_missing_model_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("speclens selftest: error:") and "nowhere.gguf" in err
     assert "Traceback" not in err
+
+
+def test_selftest_loads_every_usual_family_from_source(tmp_path, capsys):
+    """The same check the frozen build runs (test_frozen_build), from source."""
+    from tiny_families import FAMILIES, save_families
+
+    save_families(tmp_path / "models")
+    assert main(["selftest", "--models", str(tmp_path / "models"), "--device", "cpu", "--max-new-tokens", "6"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("model ")]
+    assert [line.split(":")[0] for line in lines] == [f"model {name}" for name in sorted(FAMILIES)]
+    assert all(line.endswith("outputs identical: yes") for line in lines)
+
+
+def test_selftest_models_names_the_model_that_fails(tmp_path, capsys):
+    from tiny_families import save_family
+
+    save_family("qwen2", tmp_path / "models" / "qwen2")
+    (tmp_path / "models" / "qwen2" / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    assert main(["selftest", "--models", str(tmp_path / "models"), "--device", "cpu"]) == 1
+    assert "FAILED: model qwen2: " in capsys.readouterr().err
