@@ -30,7 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("--prompt", default=PROMPT)
     p.add_argument("--models", default=None, metavar="DIR",
                    help="instead, check every model folder in DIR (e.g. one per architecture) against its self-draft")
-    p.set_defaults(run=run)
+    # The self-test checks speculative output, so it needs a drafter: 'auto' may choose none.
+    p.set_defaults(run=run, draft="self")
 
 
 def run(args: argparse.Namespace) -> int:
