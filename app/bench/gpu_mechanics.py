@@ -11,7 +11,6 @@ eager backend, which checks the plumbing, not the speed.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -305,10 +304,7 @@ def run_cli(args) -> int:
     out = Path(args.out).expanduser()
     if out.name == "bench-results.json":
         out = out.with_name("gpu-mechanics.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = markdown(result)
-    out.with_suffix(".md").write_text(text, encoding="utf-8")
-    print(text)
-    log(f"wrote {out} and {out.with_suffix('.md')}")
+    from app.bench.report import write_result
+
+    write_result(out, result, markdown(result), log)
     return 0

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
+
 
 def _f(value, fmt: str = ".2f", suffix: str = "") -> str:
     return "–" if value is None else f"{value:{fmt}}{suffix}"
@@ -113,3 +117,12 @@ def sweep_table(sweep: dict) -> str:
     if sweep.get("plot"):
         lines += ["", f"![speedup against γ]({sweep['plot']})"]
     return "\n".join(lines)
+
+
+def write_result(out: Path, result: dict, text: str, log: Callable[[str], None]) -> None:
+    """The JSON result and its Markdown rendering side by side; the Markdown is also printed."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    out.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(text)
+    log(f"wrote {out} and {out.with_suffix('.md')}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -151,12 +150,9 @@ def run(args: argparse.Namespace) -> int:
         log("measuring the GUI worker's overhead ...")
         result["gui_overhead"] = measure_gui_overhead(pair, prompts, settings[0], args.repeats)
     result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    text = markdown(result)
-    out.with_suffix(".md").write_text(text, encoding="utf-8")
-    print(text)
-    log(f"wrote {out} and {out.with_suffix('.md')}")
+    from app.bench.report import write_result
+
+    write_result(out, result, markdown(result), log)
     return 0
 
 

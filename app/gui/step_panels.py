@@ -39,21 +39,33 @@ def _bar_plot(height: int) -> pg.PlotWidget:
     return plot
 
 
+def _panel_layout(panel: QFrame) -> QVBoxLayout:
+    """The framed card every step-through panel sits in."""
+    panel.setObjectName("steppanel")
+    panel.setFrameShape(QFrame.Shape.StyledPanel)
+    panel.setMinimumWidth(250)
+    layout = QVBoxLayout(panel)
+    layout.setContentsMargins(6, 6, 6, 6)
+    layout.setSpacing(4)
+    return layout
+
+
+def _probability_plot() -> pg.PlotWidget:
+    """Bars of probabilities on a fixed 0..1 axis, so rounds compare at a glance."""
+    plot = _bar_plot(190)
+    plot.setYRange(0, 1.08, padding=0)
+    plot.showGrid(y=True, alpha=0.2)
+    return plot
+
+
 class PositionPanel(QFrame):
     """One drafted position: what p and q gave the top tokens, and the uniform draw that decided."""
 
     def __init__(self, colors: Colors, parent=None) -> None:
         super().__init__(parent)
-        self.setObjectName("steppanel")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setMinimumWidth(250)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(4)
+        layout = _panel_layout(self)
         self.title = QLabel(textFormat=Qt.TextFormat.RichText)
-        self.bars = _bar_plot(190)
-        self.bars.setYRange(0, 1.08, padding=0)
-        self.bars.showGrid(y=True, alpha=0.2)
+        self.bars = _probability_plot()
         self.p_bars = pg.BarGraphItem(x=[], height=[], width=BAR_W, brush=P_COLOR, pen=None)
         self.q_bars = pg.BarGraphItem(x=[], height=[], width=BAR_W, brush=Q_COLOR, pen=None)
         self.marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(colors.text), pen=None)
@@ -134,16 +146,9 @@ class OutcomePanel(QFrame):
 
     def __init__(self, colors: Colors, parent=None) -> None:
         super().__init__(parent)
-        self.setObjectName("steppanel")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setMinimumWidth(250)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(4)
+        layout = _panel_layout(self)
         self.title = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
-        self.bars = _bar_plot(190)
-        self.bars.setYRange(0, 1.08, padding=0)
-        self.bars.showGrid(y=True, alpha=0.2)
+        self.bars = _probability_plot()
         self.dist = pg.BarGraphItem(x=[], height=[], width=0.6, brush=RESIDUAL_COLOR, pen=None)
         self.marker = pg.ScatterPlotItem(symbol="t", size=12, brush=pg.mkBrush(colors.text), pen=None)
         self.bars.addItem(self.dist)
