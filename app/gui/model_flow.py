@@ -37,9 +37,10 @@ class ModelFlowMixin:
         dialog = DistillDialog(self.target, parent=self)
         dialog.run_requested.connect(self._start_distill)
         worker = self.distill_worker
-        links = ((worker.progress, dialog.on_progress), (worker.done, dialog.on_done),
-                 (worker.failed, dialog.on_failed), (worker.done, self._distill_ended),
-                 (worker.failed, self._distill_ended))
+        # one slot per outcome updates the dialog and the window together: two queued slots could
+        # run on either side of a check made in between
+        links = ((worker.progress, dialog.on_progress), (worker.done, self._distill_done),
+                 (worker.failed, self._distill_failed))
         for signal, slot in getattr(self, "_distill_links", ()):  # the previous dialog stops listening
             signal.disconnect(slot)
         for signal, slot in links:
@@ -57,7 +58,15 @@ class ModelFlowMixin:
         self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Training a draft …"))
         self._distill.emit(request)
 
-    def _distill_ended(self, *_) -> None:
+    def _distill_done(self, report: dict) -> None:
+        self._distill_ended()
+        self.distill_dialog.on_done(report)
+
+    def _distill_failed(self, message: str) -> None:
+        self._distill_ended()
+        self.distill_dialog.on_failed(message)
+
+    def _distill_ended(self) -> None:
         self.training = False
         self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Draft training finished"))
         if self.target is not None:
