@@ -12,7 +12,7 @@ import types
 from typing import TYPE_CHECKING
 
 _WHERE = {
-    "ContextLengthError": "decode", "accept": "decode", "decode": "decode",
+    "ContextLengthError": "decode", "NonFiniteError": "decode", "accept": "decode", "decode": "decode",
     "speculative_step": "decode", "verify": "decode",
     "Drafter": "drafters", "ModelDrafter": "drafters", "PromptLookupDrafter": "drafters",
     "Event": "events", "FinishedEvent": "events", "RoundEvent": "events", "Status": "events",
@@ -30,6 +30,7 @@ __all__ = [
     "Event",
     "FinishedEvent",
     "ModelDrafter",
+    "NonFiniteError",
     "PromptLookupDrafter",
     "Result",
     "RoundEvent",

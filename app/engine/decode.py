@@ -30,6 +30,16 @@ class ContextLengthError(ValueError):
     """The prompt leaves no room for even one new token within the model's context."""
 
 
+class NonFiniteError(RuntimeError):
+    """A model produced NaN or infinite logits: no token of that round can be trusted, none is emitted."""
+
+    def __init__(self, which: str):
+        super().__init__(
+            f"the {which} model produced NaN or infinite values, so no token can be chosen; its weights may be "
+            "damaged, or its dtype may overflow (try float32)"
+        )
+
+
 Cancel = Callable[[], bool] | threading.Event | None
 
 
@@ -99,12 +109,18 @@ def accept(
     g = len(x)
     if g == 0:
         y = sample(p[0], generator, greedy)
-        y_id = int(y)
+        host = torch.stack([y.float(), p[0, y], p.isfinite().all().float()]).tolist()
+        if not host[2]:
+            raise NonFiniteError("target")
+        y_id = int(host[0])
         top_p = _tops(p[:1])
-        return Verdict(0, y_id, [float(p[0, y_id])], [], [], [], None, [], top_p, [], top_p[0])
+        return Verdict(0, y_id, [host[1]], [], [], [], None, [], top_p, [], top_p[0])
     n, y, p_x, q_x, ratio, dist, u = decide(p, q, x, generator, greedy)
     overlap = torch.minimum(p[:g], q).sum(-1)
-    host = torch.stack([n.float(), y.float(), p[n, y]]).tolist()
+    finite = torch.stack([p.isfinite().all(), q.isfinite().all()]).float()  # checked in the same sync
+    host = torch.cat([torch.stack([n.float(), y.float(), p[n, y]]), finite]).tolist()
+    if not host[3] or not host[4]:
+        raise NonFiniteError("target" if not host[3] else "draft")
     n_acc, y_id = int(host[0]), int(host[1])
     # Top entries of every row in one topk and one transfer: p_1..p_{g+1}, q_1..q_g, dist.
     tops = _tops(torch.cat([p, q, dist[None]]))
@@ -138,8 +154,11 @@ def accept_lazy(
         rows.append(p_i)
         pair = torch.stack([p_i[x[i]], q[i, x[i]]])
         ratio = (pair[0] / pair[1].clamp_min(tiny)).clamp_max(1.0)
-        host = torch.stack([pair[0], pair[1], ratio, torch.minimum(p_i, q[i]).sum(), (u[i] < ratio).float()])
-        px, qx, r, ov, ok = host.tolist()
+        host = torch.stack([pair[0], pair[1], ratio, torch.minimum(p_i, q[i]).sum(), (u[i] < ratio).float(),
+                            p_i.isfinite().all().float(), q[i].isfinite().all().float()])
+        px, qx, r, ov, ok, p_ok, q_ok = host.tolist()
+        if not p_ok or not q_ok:
+            raise NonFiniteError("target" if not p_ok else "draft")
         p_x.append(px), q_x.append(qx), ratios.append(r), overlap.append(ov)
         if not ok:
             n = i

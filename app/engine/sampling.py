@@ -55,7 +55,9 @@ def logits_to_probs(logits: torch.Tensor, params: DecodeParams) -> torch.Tensor:
     if params.greedy:
         # One-hot on the argmax: the acceptance rule then reduces to exact greedy matching.
         probs = torch.zeros_like(logits, dtype=torch.float32)
-        return probs.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+        probs.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+        # argmax picks a NaN as the maximum: keep broken rows NaN, as softmax would, so accept() sees them.
+        return probs.masked_fill_(logits.isnan().any(-1, keepdim=True), float("nan"))
     logits = logits.float() / params.temperature
     if 0 < params.top_k < logits.shape[-1]:
         kth = torch.topk(logits, params.top_k, dim=-1).values[..., -1:]
@@ -85,4 +87,5 @@ def sample(probs: torch.Tensor, generator: torch.Generator | None, greedy: bool 
     total = cdf[..., -1:]
     # u * total can round up to total itself; the largest double below it still lands on a real token.
     target = torch.minimum(u * total, torch.nextafter(total, torch.zeros_like(total)))
-    return torch.searchsorted(cdf, target, right=True).squeeze(-1)  # first index with cdf > target
+    first = torch.searchsorted(cdf, target, right=True).squeeze(-1)  # first index with cdf > target
+    return first.clamp_max(cdf.shape[-1] - 1)  # a NaN row finds no index: stay in range, accept() rejects it

@@ -31,9 +31,9 @@ class ChatFlowMixin:
                 title = " ".join(text.split())[:60]
                 self.conv_id = self.store.create_conversation(title, self.system_prompt.text().strip())
             message_id = self.store.add_message(self.conv_id, "user", text)
-        except HistoryError as exc:
+        except HistoryError as exc:  # e.g. the disk is full: say so, and answer anyway
             self.show_banner(self.tr("Could not save the message: {0}").format(exc))
-            return
+            message_id = None
         self.chat.add_message(ChatMessage("user", text, db_id=message_id))
         self.input.clear()
         self.conversations.refresh(self.conv_id)
@@ -114,10 +114,12 @@ class ChatFlowMixin:
 
     def _on_failed(self, message: str) -> None:
         self._flush()
-        self._end_answer(partial=True, fin=None)
+        self._end_answer(partial=True, fin=None, error=message)
+        self.progress_label.setText(self.tr("Failed"))
         self.show_banner(self.tr("Generation failed: {0}").format(message))
 
-    def _end_answer(self, partial: bool, fin: FinishedEvent | None) -> None:
+    def _end_answer(self, partial: bool, fin: FinishedEvent | None, error: str | None = None) -> None:
+        """fin is None when the engine failed (error says why) or was abandoned by closing the window."""
         self.flush_timer.stop()
         self.step.set_live(False)
         message = self.chat.messages[self.answer_index]
@@ -125,6 +127,10 @@ class ChatFlowMixin:
         message.content = message.text
         new_tokens = sum(1 for t in message.tokens if t.status != "rejected")
         message.stats.update(self.stats.message_record(fin, new_tokens, self._answer_params()))
+        if error is not None:
+            message.stats["error"] = error  # finish_reason "error": the footer and exports say it failed
+        elif fin is None:
+            message.stats["finish_reason"] = "cancelled"
         self._record_end(message)
         if self.conv_id is not None:
             try:

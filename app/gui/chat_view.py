@@ -169,7 +169,9 @@ class ChatView(QTextBrowser):
     def _insert_footer(self, cursor: QTextCursor, index: int, message: ChatMessage, muted) -> None:
         st = message.stats
         parts = []
-        if message.partial:
+        if st.get("finish_reason") == "error":
+            parts.append(self.tr("failed"))
+        elif message.partial:
             parts.append(self.tr("stopped"))
         if st.get("new_tokens") is not None:
             parts.append(self.tr("{0} tokens").format(st["new_tokens"]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QThread, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -36,6 +36,12 @@ from .window_settings import BASE_FONT_PT
 from .worker import GenerationWorker
 
 FLUSH_MS = 33  # token batches reach the view at most ~30 times a second
+# How long closing waits for the engine to reach its next round or loading stage. A round or stage still
+# running after that is abandoned (its result would be discarded anyway), so quitting takes about this long.
+CLOSE_WAIT_MS = 1000
+# Engine threads still finishing an abandoned round or load: a QThread destroyed while running aborts
+# the process, so they are kept here until they end (app.run exits without waiting for them).
+ABANDONED: list[QThread] = []
 FONT_RANGE = (8, 40)
 
 
@@ -125,6 +131,14 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.loader.failed.connect(self._on_load_failed)
         self.engine_thread.start()
 
+    def _engine_connections(self) -> list:
+        return [(self.worker.baseline, self._on_baseline), (self.worker.events, self._on_events),
+                (self.worker.finished, self._on_finished), (self.worker.failed, self._on_failed),
+                (self.loader.progress, self._on_load_progress), (self.loader.loaded, self.use_models),
+                (self.loader.failed, self._on_load_failed), (self.worker.warm_progress, self._on_warm_progress),
+                (self.worker.warmed, self._on_warmed), (self.worker.warm_failed, self._on_warm_failed),
+                *getattr(self, "_distill_links", ())]
+
     # --- look and state -----------------------------------------------------------------------
     def show_banner(self, text: str, info: bool = False) -> None:
         self.banner.setObjectName("info" if info else "banner")
@@ -189,8 +203,13 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         labels["choice"].setToolTip(why)
 
     def closeEvent(self, event) -> None:
-        """Stop the engine before the window goes: a running round finishes (generation) or the
-        current model finishes loading, then the thread exits; nothing is left running."""
+        """Quit mid-work without losing anything and without waiting long: the engine stops before its
+        next round (generation) or loading stage; the answer so far is saved, marked partial, and the
+        history closes only after that last write. A round or stage that outlasts CLOSE_WAIT_MS is
+        abandoned; the tokens already shown are what gets saved."""
+        if self.closing.is_set():  # closed before: the engine and the history are already shut
+            super().closeEvent(event)
+            return
         self.set_presentation(False)  # the saved layout is the desktop one
         window_settings.save(self)
         self.cancel.set()
@@ -199,11 +218,21 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self.distill_dialog.stop()  # the best checkpoint so far is kept
         self.hide()
         self.engine_thread.quit()
-        self.engine_thread.wait()
+        stopped = self.engine_thread.wait(CLOSE_WAIT_MS)
+        # The worker's last signals (tokens, then finished or failed) are queued for this thread: deliver
+        # them now, while the history is open, instead of after the window has gone.
+        QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+        for signal, slot in self._engine_connections():
+            signal.disconnect(slot)  # nothing from an abandoned round or load may reach a closed window
+        if self.generating:  # the round in flight outlasted the wait: keep what was shown
+            self._flush()
+            self._end_answer(partial=True, fin=None)
+        if not stopped:
+            self.engine_thread.setParent(None)  # not destroyed with the window while it still runs
+            ABANDONED.append(self.engine_thread)
         self.flush_timer.stop()
         if self.player is not None:
             self.player.timer.stop()
         self.plots.timer.stop()
         self.store.close()
         super().closeEvent(event)
-

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.engine import Drafter
-from app.models import NO_DRAFT, LoadedModel, LoadProgress, ModelError, load_model
+from app.models import NO_DRAFT, LoadCancelled, LoadedModel, LoadProgress, ModelError, load_model
 from app.models.calibration import MeasurementCancelled, Selection, select
 
 
@@ -19,7 +19,7 @@ class LoadRequest:
     target_spec: str
     draft_spec: str
     current: LoadedModel | None = None  # reused when target_spec names it: a draft swap loads no target
-    cancel: threading.Event | None = None  # checked between the target and the draft (closing the app)
+    cancel: threading.Event | None = None  # set when the app closes: the load stops at its next stage
 
 
 @dataclass
@@ -43,16 +43,16 @@ class ModelLoader(QObject):
             target = request.current
             if target is None or target.spec != request.target_spec:
                 target = load_model(request.target_spec,
-                                    progress=lambda p: self._report("Target", p, 0.0, 0.8))
-            if request.cancel is not None and request.cancel.is_set():
-                return
+                                    progress=lambda p: self._report(request, "Target", p, 0.0, 0.8))
+            self._check(request)
             self.progress.emit(self.tr("Preparing draft {0} …").format(request.draft_spec), 0.8)
             # Times the drafters on this machine (or reads the cached timings) and builds the chosen
             # one; make_drafter inside runs the tokenizer pre-flight (IncompatibleModels names the mismatch).
-            selection = select(target, request.draft_spec, progress=lambda p: self._report("Draft", p, 0.8, 0.2),
-                               cancel=request.cancel)
-        except MeasurementCancelled:
-            return
+            selection = select(target, request.draft_spec,
+                               progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2), cancel=request.cancel)
+            self._check(request)
+        except (LoadCancelled, MeasurementCancelled):
+            return  # the window is closing: nobody waits for this pair
         except ModelError as exc:
             self.failed.emit(str(exc).splitlines()[0])
             return
@@ -62,7 +62,13 @@ class ModelLoader(QObject):
         self.loaded.emit(LoadResult(target, selection.drafter, request.draft_spec, time.perf_counter() - start,
                                     selection if request.draft_spec != NO_DRAFT else None))
 
-
-    def _report(self, what: str, p: LoadProgress, start: float, span: float) -> None:
+    def _report(self, request: LoadRequest, what: str, p: LoadProgress, start: float, span: float) -> None:
+        """Progress, and the point where a closing app abandons the load: every stage reports here."""
+        self._check(request)
         size = f" {p.bytes_done / 2**20:.0f}/{p.bytes_total / 2**20:.0f} MiB" if p.bytes_total else ""
         self.progress.emit(f"{what}: {p.message or p.stage}{size} …", start + span * p.fraction)
+
+    @staticmethod
+    def _check(request: LoadRequest) -> None:
+        if request.cancel is not None and request.cancel.is_set():
+            raise LoadCancelled("loading was cancelled")

@@ -43,3 +43,7 @@ class OutOfMemory(ModelError):
 
 class IncompatibleModels(ModelError):
     """The draft's tokenizer does not map tokens to the same ids as the target's."""
+
+
+class LoadCancelled(ModelError):
+    """Raised by a progress callback to abandon a load at its next stage (the app is closing)."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from PySide6.QtCore import Qt
 
-from app.engine import FinishedEvent, RoundEvent, TokenEvent
+from app.engine import DecodeParams, FinishedEvent, RoundEvent, TokenEvent
 
 
 class Recorder:
@@ -43,3 +44,24 @@ def send(qtbot, win, text: str, timeout: int = 60_000) -> None:
     win.send()
     assert win.generating
     qtbot.waitUntil(lambda: not win.generating, timeout=timeout)
+
+
+def slow_params(window, delay=0.03):
+    """The engine reads params once per round: a delay there makes rounds slow enough to interact with."""
+    fast = window.controls.params
+
+    def params() -> DecodeParams:
+        time.sleep(delay)
+        return fast()
+
+    return params
+
+
+def start_long_answer(window, monkeypatch, text: str, max_new: int):
+    """Send text with EOS disabled and slowed rounds, so the answer is still running when the test acts."""
+    monkeypatch.setattr(type(window.target), "stop_token_ids", property(lambda self: ()))
+    window.controls.max_new.setValue(max_new)
+    monkeypatch.setattr(window.controls, "params", slow_params(window))
+    window.input.setPlainText(text)
+    window.send()
+    return window.recorder

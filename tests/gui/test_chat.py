@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import time
+from gui_helpers import send, slow_params, start_long_answer
 
-from gui_helpers import send
-
-from app.engine import DecodeParams, PromptLookupDrafter
+from app.engine import PromptLookupDrafter
 from app.engine.stats import acceptance_histogram
 from app.history import HistoryStore
 
@@ -54,27 +52,6 @@ def test_histogram_counts_equal_the_rounds(qtbot, window):
     heights = list(window.plots.hist_message.opts["height"])
     assert [round(h * sum(expected)) for h in heights] == expected
     assert window.chat.messages[1].stats["histogram"] == expected
-
-
-def slow_params(window, delay=0.03):
-    """The engine reads params once per round: a delay there makes rounds slow enough to interact with."""
-    fast = window.controls.params
-
-    def params() -> DecodeParams:
-        time.sleep(delay)
-        return fast()
-
-    return params
-
-
-def start_long_answer(window, monkeypatch, text: str, max_new: int):
-    """Send text with EOS disabled and slowed rounds, so the answer is still running when the test acts."""
-    monkeypatch.setattr(type(window.target), "stop_token_ids", property(lambda self: ()))
-    window.controls.max_new.setValue(max_new)
-    monkeypatch.setattr(window.controls, "params", slow_params(window))
-    window.input.setPlainText(text)
-    window.send()
-    return window.recorder
 
 
 def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, monkeypatch):

@@ -7,10 +7,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
-from gui_helpers import send
+from gui_helpers import send, start_long_answer
+
+import app.gui.main_window as main_window
+from app.history import HistoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +70,9 @@ QUIT = """
     def close_soon():
         if when == "loading" or window.stats.message.rounds:
             print("closing while", "generating" if window.generating else "loading", flush=True)
+            start = time.perf_counter()
             window.close()
+            print(f"closed in {time.perf_counter() - start:.2f} s", flush=True)
             app.quit()
         elif window.target is not None and not window.generating:
             window.input.setPlainText("a long answer please")
@@ -86,3 +92,54 @@ def test_closing_mid_work_exits_cleanly(data_dir, tiny_pair_dirs, phase):
     assert result.returncode == 0, result.stderr
     assert f"closing while {phase}" in result.stdout
     assert "QThread" not in result.stderr and "Traceback" not in result.stderr
+    with HistoryStore(data_dir / "history.sqlite3") as store:
+        chats = store.list_conversations()
+        messages = store.messages(chats[0].id) if chats else []
+    if phase == "generating":  # the answer so far is kept, marked partial
+        assert [(m.role, m.partial) for m in messages] == [("user", False), ("assistant", True)]
+        assert messages[1].content and messages[1].tokens
+    else:
+        assert messages == []
+
+
+def stored(window):
+    with HistoryStore() as store:
+        return store.messages(window.conv_id)
+
+
+def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, window, monkeypatch):
+    rec = start_long_answer(window, monkeypatch, "keep going", max_new=400)
+    qtbot.waitUntil(lambda: len(rec.rounds) >= 3, timeout=30_000)
+    window.close()
+    assert not window.engine_thread.isRunning()
+    assert rec.finished[-1].reason == "cancelled"  # stopped by the engine at a round boundary
+    last = stored(window)[-1]
+    assert last.role == "assistant" and last.partial
+    shown = window.chat.messages[-1]
+    assert last.content == shown.text and last.tokens == tuple(shown.tokens)
+    assert len([t for t in last.tokens if t.status != "rejected"]) == rec.finished[-1].new_tokens
+    with pytest.raises(Exception, match="closed database"):
+        window.store.messages(window.conv_id)  # closed, after that last write
+
+
+def test_a_round_longer_than_the_close_wait_is_abandoned_and_what_was_shown_is_saved(qtbot, window, monkeypatch):
+    monkeypatch.setattr(main_window, "CLOSE_WAIT_MS", 50)
+    rec = start_long_answer(window, monkeypatch, "slow rounds", max_new=400)
+    qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
+    monkeypatch.setattr(window.target.model, "forward", slow_forward(window.target.model.forward, 1.0))
+    qtbot.wait(200)  # the next round is now inside its slow forward pass
+    thread = window.engine_thread
+    window.close()
+    assert thread in main_window.ABANDONED and thread.isRunning()
+    last = stored(window)[-1]
+    assert last.role == "assistant" and last.partial and last.content == window.chat.messages[-1].text
+    qtbot.waitUntil(lambda: not thread.isRunning(), timeout=30_000)  # it ends on its own, at the round's end
+    assert stored(window)[-1] == last  # and nothing reached the closed window afterwards
+
+
+def slow_forward(forward, seconds: float):
+    def slow(*args, **kwargs):
+        time.sleep(seconds)
+        return forward(*args, **kwargs)
+
+    return slow
