@@ -34,7 +34,11 @@ case "$mode" in
     test)
         "$venv/bin/ruff" check app tests packaging
         "$venv/bin/lint-imports"
-        QT_QPA_PLATFORM=offscreen exec "$py" -m pytest "$@"
+        # SPECLENS_TEST_WORKERS=2 runs pytest-xdist workers; --dist loadgroup keeps the frozen build and the
+        # embedded model in one worker each (tests/conftest.py). Default: one process.
+        workers=()
+        if [ -n "${SPECLENS_TEST_WORKERS:-}" ]; then workers=(-n "$SPECLENS_TEST_WORKERS" --dist loadgroup); fi
+        QT_QPA_PLATFORM=offscreen exec "$py" -m pytest "${workers[@]}" "$@"
         ;;
     build)
         exec "$py" packaging/build.py "$@"

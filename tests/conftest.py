@@ -25,6 +25,17 @@ def default_target():
     return load_model("default", device="cpu")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`-n 2 --dist loadgroup`), keep the expensive shared setups in one worker
+    each: the frozen build (module fixture) is built once, and the embedded model (session fixture) is
+    loaded once, not once per worker."""
+    for item in items:
+        if item.path.name == "test_frozen_build.py":
+            item.add_marker(pytest.mark.xdist_group("frozen-build"))
+        elif "default_target" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("default-model"))
+
+
 def pytest_sessionfinish(session, exitstatus):
     session.config.speclens_exitstatus = int(exitstatus)
 

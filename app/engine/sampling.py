@@ -6,37 +6,10 @@ sides go through `logits_to_probs` with the same `DecodeParams`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
-MAX_GAMMA = 16
-
-
-@dataclass(frozen=True, slots=True)
-class DecodeParams:
-    gamma: int = 4  # draft length per round
-    temperature: float = 1.0  # 0 means greedy
-    top_k: int = 0  # 0 disables
-    top_p: float = 1.0  # 1 disables
-    max_new_tokens: int = 256
-    seed: int | None = None  # None draws a fresh seed
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.gamma <= MAX_GAMMA:
-            raise ValueError(f"gamma must be between 1 and {MAX_GAMMA}, got {self.gamma}")
-        if not self.temperature >= 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if self.top_k < 0:
-            raise ValueError(f"top-k must be >= 0 (0 disables it), got {self.top_k}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top-p must be in (0, 1], got {self.top_p}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max new tokens must be >= 1, got {self.max_new_tokens}")
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature == 0
+# Defined torch-free in params.py (the window builds its controls before torch loads); re-exported here.
+from .params import MAX_GAMMA, DecodeParams  # noqa: F401
 
 
 def fit_vocab(logits: torch.Tensor, vocab_size: int) -> torch.Tensor:

@@ -19,10 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine import DecodeParams
-from app.engine.sampling import MAX_GAMMA
-from app.models import NO_DRAFT, list_catalog
-from app.models.calibration import AUTO
+from app.engine.params import MAX_GAMMA, DecodeParams
+from app.models import AUTO, NO_DRAFT, list_catalog
 from app.models.catalog import SELF_DRAFT_KINDS
 
 BROWSE_DIR = "Browse folder…"

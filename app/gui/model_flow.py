@@ -5,8 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMessageBox
 
-from app.models import default_device
-from app.models.calibration import AUTO, trained_drafts
+from app.models import AUTO
 
 from .model_loader import LoadRequest, LoadResult
 
@@ -16,6 +15,8 @@ RECHECK_ROUNDS = 12  # live rounds before the load-time choice is second-guessed
 class ModelFlowMixin:
     def show_recommended_pairs(self, pairs=None):
         """Models → Recommended pairs…; a choice loads through the loader (download progress included)."""
+        from app.models import default_device
+
         from .pairs_dialog import PAIRS, PairsDialog
 
         device = self.target.device if self.target is not None else default_device()
@@ -70,6 +71,8 @@ class ModelFlowMixin:
         self.training = False
         self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Draft training finished"))
         if self.target is not None:
+            from app.models.calibration import trained_drafts
+
             self.controls.set_trained_drafts(trained_drafts(self.target))
         self._sync_buttons()
 
@@ -117,6 +120,8 @@ class ModelFlowMixin:
         self.auto = result.selection.auto_gamma() if result.selection is not None else None
         self.controls.set_auto_gamma(self.auto)
         self.stats.set_notice(plot_notice(self.selection))
+        from app.models.calibration import trained_drafts  # loaded with the models: torch is in
+
         self.controls.set_trained_drafts(trained_drafts(result.target))
         self.target_spec, self.draft_spec = result.target.spec, result.draft_spec
         tokenizer = result.target.tokenizer

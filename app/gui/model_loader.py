@@ -6,12 +6,16 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.engine import Drafter
-from app.models import NO_DRAFT, LoadCancelled, LoadedModel, LoadProgress, ModelError, load_model
-from app.models.calibration import MeasurementCancelled, Selection, select
+from app.models import NO_DRAFT, LoadCancelled, LoadProgress, ModelError
+
+if TYPE_CHECKING:
+    from app.engine import Drafter
+    from app.models import LoadedModel
+    from app.models.calibration import Selection
 
 
 @dataclass
@@ -40,6 +44,11 @@ class ModelLoader(QObject):
     def load(self, request: LoadRequest) -> None:
         start = time.perf_counter()
         try:
+            self.progress.emit("Loading torch and transformers …", 0.0)
+            # The first load imports them here, in the engine thread, while the window is already usable.
+            from app.models import load_model
+            from app.models.calibration import select
+
             target = request.current
             if target is None or target.spec != request.target_spec:
                 target = load_model(request.target_spec,
@@ -51,7 +60,7 @@ class ModelLoader(QObject):
             selection = select(target, request.draft_spec,
                                progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2), cancel=request.cancel)
             self._check(request)
-        except (LoadCancelled, MeasurementCancelled):
+        except LoadCancelled:  # MeasurementCancelled is one
             return  # the window is closing: nobody waits for this pair
         except ModelError as exc:
             self.failed.emit(str(exc).splitlines()[0])

@@ -27,13 +27,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import torch
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.engine import DecodeParams, Drafter, FinishedEvent, RoundEvent, decode
-from app.engine.static import StaticDecoder
-from app.models import LoadedModel
+from app.engine import DecodeParams, FinishedEvent, RoundEvent
+
+if TYPE_CHECKING:  # torch loads in the engine thread, after the window shows
+    import torch
+
+    from app.engine import Drafter
+    from app.engine.static import StaticDecoder
+    from app.models import LoadedModel
 
 
 @dataclass
@@ -77,6 +82,8 @@ class GenerationWorker(QObject):
             self.warm_progress.emit(done, total)
 
         try:
+            from app.engine.static import StaticDecoder
+
             decoder = StaticDecoder(request.target.model, compile=True)
             reason = decoder.supports(request.drafter)
             if reason is not None:
@@ -90,6 +97,10 @@ class GenerationWorker(QObject):
 
     @Slot(object)
     def start(self, request: GenerationRequest) -> None:
+        import torch
+
+        from app.engine import decode
+
         target = request.target
         common = dict(
             stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size, cancel=request.cancel
@@ -120,6 +131,8 @@ class GenerationWorker(QObject):
     @staticmethod
     def _time_target_steps(request: GenerationRequest, common: dict) -> float | None:
         """Mean target-only step on this prompt, prefill round excluded: the speedup baseline."""
+        from app.engine import decode
+
         read = getattr(request.params, "ungated", request.params)  # not held by a paused step-through
         params = replace(read(), max_new_tokens=request.baseline_steps + 1, seed=0)
         times = [

@@ -27,11 +27,11 @@ from app.paths import user_cache_dir
 
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter
 from .embedded import DEFAULT_SPEC
-from .errors import ModelError
+from .specs import AUTO
+from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 
-AUTO = "auto"
 CACHE_NAME = "drafter-costs.json"
 CACHE_FORMAT = 3  # 2: minimum timings; 3: head charged at every verified position
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
@@ -43,7 +43,7 @@ VERIFY_SIZES = (1, 2, 3, 5, 9, 17)  # timed token counts; v(n) between them is i
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
 
-class MeasurementCancelled(Exception):
+class MeasurementCancelled(LoadCancelled):
     """The cancel flag was set while drafters were being timed (the app is closing)."""
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from . import conversion_cache
 from .checkpoint import is_causal_lm
 from .compat import check_tokenizers
-from .drafts import PROMPT_LOOKUP, SELF_DRAFT
 from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
 from .errors import ModelError
+from .specs import PROMPT_LOOKUP, SELF_DRAFT
 
 SELF_DRAFT_KINDS = ("self-draft", "prompt-lookup")
 

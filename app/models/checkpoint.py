@@ -44,12 +44,12 @@ def read_config(folder: Path) -> dict:
 
 def is_causal_lm(config: dict) -> bool:
     """Cheap test used by the catalog: a ForCausalLM architecture or a known causal model type."""
+    archs = config.get("architectures") or []
+    if archs:  # decided without transformers, whose auto mapping imports torch (seconds at start-up)
+        return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs)
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    archs = config.get("architectures") or []
-    return any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs) or (
-        config.get("model_type") in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and not archs
-    )
+    return config.get("model_type") in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
 def check_architecture(config: dict, where: Path, trust_remote_code: bool) -> None:

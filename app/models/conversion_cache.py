@@ -14,8 +14,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from safetensors.torch import save_model
-
 from app.paths import user_cache_dir
 
 CHUNK = 2**20
@@ -51,6 +49,8 @@ def store(gguf: Path, model, tokenizer) -> Path | None:
     Returns None (and caches nothing) when the dense weights would exceed MAX_CACHED_BYTES or the
     disk refuses: the cache only saves time, it must never make a load fail.
     """
+    from safetensors.torch import save_model  # imports torch: only when a conversion is stored
+
     dense_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     if dense_bytes > MAX_CACHED_BYTES:
         return None

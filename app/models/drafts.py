@@ -10,12 +10,8 @@ from . import memory
 from .compat import ensure_compatible
 from .devices import reduced_dtype
 from .loading import LoadedModel, load_model
-from .trained_drafts import TRAINED, find_trained_draft, is_trained_draft, load_trained_draft
-
-PROMPT_LOOKUP = "prompt-lookup"
-SELF_DRAFT = "self"
-NO_DRAFT = "none"
-TRAINED_DRAFT = TRAINED  # the best trained feature draft found for the target
+from .specs import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
+from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_draft
 
 
 def self_draft(target: LoadedModel) -> ModelDrafter:

@@ -37,12 +37,13 @@ from app.engine.feature_draft import (
 from app.paths import resource_path, user_data_dir
 
 from .errors import CorruptModel, IncompatibleModels, ModelNotFound
+from .specs import TRAINED_DRAFT
 
 CONFIG_NAME = "feature_draft.json"
 WEIGHTS_NAME = "model.safetensors"
 REPORT_NAME = "report.json"
 COMMAND_NAME = "command.txt"
-TRAINED = "trained"
+TRAINED = TRAINED_DRAFT
 
 
 @dataclass(frozen=True)

@@ -53,12 +53,8 @@ def test_kill_9_during_writes_keeps_every_committed_message(tmp_path, commits_be
     assert proc.stdout.readline().strip() == "ready"
     committed = [proc.stdout.readline().split() for _ in range(commits_before_kill)]
     os.kill(proc.pid, signal.SIGKILL)  # somewhere inside the next add_message
-<<<<<<< HEAD
     proc.wait(timeout=60)
     more = proc.stdout.read()  # the buffered reader's read-ahead too (communicate() would skip it)
-=======
-    more, _ = proc.communicate(timeout=60)
->>>>>>> Quit mid-work: the engine stops at its next round or load stage, the answer so far is saved as partial before the history closes, a round or stage outlasting 1 s is abandoned, and the app leaves without interpreter teardown; a failed answer is marked failed; a full disk is a clear message and the chat goes on; NaN or infinite logits raise NonFiniteError before any token; fault-campaign tests
     committed += [line.split() for line in more.splitlines()]  # committed before the kill landed
     assert proc.returncode == -signal.SIGKILL
     assert intact(path) == ["ok"]

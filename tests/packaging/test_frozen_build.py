@@ -5,6 +5,7 @@ Slow (a PyInstaller build takes minutes): deselect with `-m "not slow"` while it
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,9 @@ def listing(folder: Path) -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def frozen_app(tmp_path_factory) -> Path:
+    """Built once for the module. SPECLENS_FROZEN_APP=dist/SpecLens tests an existing build instead."""
+    if prebuilt := os.environ.get("SPECLENS_FROZEN_APP"):
+        return Path(prebuilt).resolve()
     out = tmp_path_factory.mktemp("frozen")
     subprocess.run(
         [sys.executable, str(ROOT / "packaging" / "build.py"), "--dist", str(out / "dist"), "--work", str(out / "work")],
@@ -32,10 +36,8 @@ def frozen_app(tmp_path_factory) -> Path:
     return out / "dist" / "SpecLens"
 
 
-def test_frozen_selftest_runs_offline_from_a_clean_environment(frozen_app, tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {
+def clean_env(home: Path) -> dict[str, str]:
+    return {
         "PATH": "/usr/bin:/bin",  # no venv, no PYTHONPATH: only what the bundle carries
         "HOME": str(home),
         "XDG_DATA_HOME": str(home / "data"),
@@ -45,6 +47,12 @@ def test_frozen_selftest_runs_offline_from_a_clean_environment(frozen_app, tmp_p
         "OMP_NUM_THREADS": "1",
         "LANG": "C.UTF-8",
     }
+
+
+def test_frozen_selftest_runs_offline_from_a_clean_environment(frozen_app, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home)
     before = listing(frozen_app)
     proc = subprocess.run(
         [str(frozen_app / "SpecLens"), "selftest", "--device", "cpu"],
@@ -62,3 +70,23 @@ def test_frozen_version_matches_the_package(frozen_app):
 
     proc = subprocess.run([str(frozen_app / "SpecLens"), "--version"], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == f"speclens {__version__}"
+
+
+def test_the_frozen_app_loads_every_usual_family(frozen_app, tmp_path):
+    """llama, qwen2, qwen3, mistral, gemma, gemma2, gemma3, phi3 and gpt2, each a tiny random-weight
+    safetensors folder whose tokenizer goes through its family's class: a module left out of the
+    bundle fails here, naming the model."""
+    from tiny_families import FAMILIES, save_families
+
+    save_families(tmp_path / "models")
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.run(
+        [str(frozen_app / "SpecLens"), "selftest", "--models", str(tmp_path / "models"), "--device", "cpu",
+         "--max-new-tokens", "8"],
+        cwd=home, env=clean_env(home), capture_output=True, text=True, timeout=SELFTEST_TIMEOUT_S,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("model ")]
+    assert [line.split(":")[0] for line in lines] == [f"model {name}" for name in sorted(FAMILIES)]
+    assert all(line.endswith("outputs identical: yes") for line in lines)
