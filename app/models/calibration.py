@@ -27,10 +27,10 @@ from app.paths import user_cache_dir
 
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter
 from .embedded import DEFAULT_SPEC
-from .specs import AUTO
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
 from .progress import LoadProgress, ProgressCallback, ignore_progress
+from .specs import AUTO
 
 CACHE_NAME = "drafter-costs.json"
 CACHE_FORMAT = 3  # 2: minimum timings; 3: head charged at every verified position

@@ -83,9 +83,10 @@ def fill_the_disk(store: HistoryStore) -> None:
     pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
     store._conn.execute(f"PRAGMA max_page_count = {pages}")
     filler = store.create_conversation("filler")
-    with pytest.raises(HistoryError, match="full"):
-        for _ in range(10_000):
-            store.add_message(filler, "user", "f" * 200)
+    for size in (200, 20, 1):  # smaller rows still fit in what larger ones leave: fill to the last byte
+        with pytest.raises(HistoryError, match="full"):
+            for _ in range(10_000):
+                store.add_message(filler, "user", "f" * size)
 
 
 def loader_messages(qtbot, loader: ModelLoader, request: LoadRequest) -> tuple[list, list]:
