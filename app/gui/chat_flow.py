@@ -11,6 +11,7 @@ from app.engine import FinishedEvent, RoundEvent, TokenEvent
 from app.history import HistoryError, StoredToken
 
 from .chat_view import ChatMessage
+from .recording_flow import remove_recordings
 from .worker import GenerationRequest
 
 BASELINE_STEPS = 6  # target-only steps timed before a message, for the measured speedup
@@ -151,6 +152,7 @@ class ChatFlowMixin:
         message = self.chat.messages[index]
         if self.conv_id is not None and message.db_id is not None:
             self.store.delete_from(self.conv_id, message.db_id)
+        remove_recordings([m.stats["recording"] for m in self.chat.messages[index:] if m.stats.get("recording")])
         self.chat.set_messages(self.chat.messages[:index])
 
     def regenerate(self) -> None:

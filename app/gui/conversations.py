@@ -25,7 +25,7 @@ from app.history.store import HistoryStore
 
 class ConversationsPanel(QWidget):
     opened = Signal(int)  # conversation id
-    deleted = Signal(int)
+    deleted = Signal(int, list)  # conversation id, the recording file names its answers named
     new_requested = Signal()
 
     def __init__(self, store: HistoryStore, parent=None) -> None:
@@ -93,9 +93,10 @@ class ConversationsPanel(QWidget):
         info = self.store.conversation(conv_id)
         answer = QMessageBox.question(self, self.tr("Delete conversation"), self.tr("Delete “{0}”? This cannot be undone.").format(info.title))
         if answer == QMessageBox.StandardButton.Yes:
+            recordings = [m.stats["recording"] for m in self.store.messages(conv_id) if m.stats.get("recording")]
             self.store.delete(conv_id)
             self.refresh()
-            self.deleted.emit(conv_id)
+            self.deleted.emit(conv_id, recordings)
 
     def export(self, conv_id: int, kind: str) -> None:
         info = self.store.conversation(conv_id)

@@ -12,6 +12,7 @@ from app.history import HistoryError
 from .chat_view import ChatMessage
 from .conversations import write_export
 from .live_stats import rounds_from_stats
+from .recording_flow import remove_recordings
 
 
 class HistoryFlowMixin:
@@ -28,7 +29,8 @@ class HistoryFlowMixin:
         self.conversations.list.clearSelection()
         self.input.setFocus()
 
-    def _conversation_deleted(self, conv_id: int) -> None:
+    def _conversation_deleted(self, conv_id: int, recordings: list[str]) -> None:
+        remove_recordings(recordings)
         if conv_id != self.conv_id:
             return
         self.cancel.set()  # an answer into a deleted chat has nowhere to go

@@ -40,8 +40,10 @@ FLUSH_MS = 33  # token batches reach the view at most ~30 times a second
 # running after that is abandoned (its result would be discarded anyway), so quitting takes about this long.
 CLOSE_WAIT_MS = 1000
 # Engine threads still finishing an abandoned round or load: a QThread destroyed while running aborts
-# the process, so they are kept here until they end (app.run exits without waiting for them).
+# the process, and so can a worker deleted under its running slot, so each thread is kept here with
+# its workers until it ends (app.run exits without waiting for them).
 ABANDONED: list[QThread] = []
+_ABANDONED_WORKERS: dict[int, tuple] = {}
 FONT_RANGE = (8, 40)
 
 
@@ -228,8 +230,12 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self._flush()
             self._end_answer(partial=True, fin=None)
         if not stopped:
-            self.engine_thread.setParent(None)  # not destroyed with the window while it still runs
-            ABANDONED.append(self.engine_thread)
+            thread = self.engine_thread
+            thread.setParent(None)  # not destroyed with the window while it still runs
+            ABANDONED.append(thread)
+            _ABANDONED_WORKERS[id(thread)] = (self.worker, self.loader, self.distill_worker)
+            # let go once it has ended: the workers are then deleted in this thread, after their last slot
+            thread.finished.connect(lambda: _ABANDONED_WORKERS.pop(id(thread), None))
         self.flush_timer.stop()
         if self.player is not None:
             self.player.timer.stop()

@@ -29,6 +29,14 @@ def recordings_dir() -> Path:
     return user_data_dir() / "recordings"
 
 
+def remove_recordings(names: list[str]) -> None:
+    """Delete the recordings of answers that left the history (a deleted chat, a regenerated answer).
+    Only plain file names inside the recordings folder: a name in a stored message is never a path."""
+    for name in names:
+        if name and Path(name).name == name:
+            (recordings_dir() / name).unlink(missing_ok=True)
+
+
 class RecordingFlowMixin:
     def _init_recordings(self) -> None:
         self.run_builder: RunBuilder | None = None

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from gui_helpers import send
 
-import app.gui.worker as worker_module
+import app.engine.static as static_module
 from app.engine.static import StaticDecoder
 
 
 def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
     # The window's plumbing with uncompiled static steps (seconds): compiling itself, and its equality
     # with eager decoding, is covered by tests/engine/test_static.py.
-    monkeypatch.setattr(worker_module, "StaticDecoder",
+    monkeypatch.setattr(static_module, "StaticDecoder",
                         lambda model, compile: StaticDecoder(model, compile=False, min_capacity=64))
     window.controls.max_new.setValue(30)
     window.controls.gamma.setValue(2)
@@ -40,7 +40,7 @@ def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypa
     def refuse(*_args, **_kwargs):
         raise ValueError("the static cache supports llama models, not gpt2")
 
-    monkeypatch.setattr(worker_module, "StaticDecoder", refuse)
+    monkeypatch.setattr(static_module, "StaticDecoder", refuse)
     window.controls.compile.setChecked(True)
     qtbot.waitUntil(lambda: not window.controls.compile.isChecked(), timeout=30_000)
     assert window.static is None and window.send_button.isEnabled()

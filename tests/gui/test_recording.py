@@ -137,3 +137,27 @@ def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, re
     replay_window.player.finish()
     qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
     replay_window.set_presentation(False)
+
+
+def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatch):
+    """A regenerated answer and a deleted chat take their recording files with them; others stay."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.gui.recording_flow import recordings_dir
+
+    window.controls.max_new.setValue(6)
+    send(qtbot, window, "first chat")
+    kept = window.chat.messages[-1].stats["recording"]
+    window.new_chat()
+    send(qtbot, window, "second chat")
+    first = window.chat.messages[-1].stats["recording"]
+    assert (recordings_dir() / first).is_file()
+    window.regenerate()
+    qtbot.waitUntil(lambda: not window.generating, timeout=60_000)
+    second = window.chat.messages[-1].stats["recording"]
+    assert second != first and not (recordings_dir() / first).exists() and (recordings_dir() / second).is_file()
+    monkeypatch.setattr("app.gui.conversations.QMessageBox.question",
+                        lambda *a, **k: QMessageBox.StandardButton.Yes)
+    window.conversations.delete(window.conv_id)
+    assert not (recordings_dir() / second).exists()
+    assert sorted(p.name for p in recordings_dir().iterdir()) == [kept]  # the other chat's file stays
