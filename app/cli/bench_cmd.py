@@ -41,6 +41,10 @@ def add_parser(sub) -> None:
                    help="instead: random-weight Llama pair (~1B / ~100M, bf16) built on the spot, eager against "
                         "compiled static steps at gamma 1, 2, 4, 8; nothing is downloaded")
     p.add_argument("--tiny", action="store_true", help="with --gpu-mechanics: tiny models, seconds on a CPU")
+    p.add_argument("--gui-soak", type=int, default=0, metavar="N",
+                   help="instead: N messages in one session of the real window (offscreen), reporting GUI-thread "
+                        "stalls (p50/p99/max), memory growth and reference health; uses --target, --draft and "
+                        "--max-new-tokens")
     p.add_argument("--out", default="bench-results.json", help="JSON output; the Markdown goes beside it")
     p.set_defaults(run=run)
 
@@ -64,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         from app.bench.gpu_mechanics import run_cli
 
         return run_cli(args)
+    if args.gui_soak:
+        return _gui_soak(args)
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
     if args.threads < 1:
@@ -186,3 +192,15 @@ def pick_configs(pair, only: str | None):
         raise UsageError(f"--only: no configuration named {sorted(unknown)[0]!r}; "
                          f"choose from {', '.join(c.name for c in configs)}")
     return [c for c in configs if c.name in wanted or c.mode == TARGET_ONLY]
+
+
+def _gui_soak(args: argparse.Namespace) -> int:
+    from app.bench.gui_soak import markdown, run_soak
+    from app.bench.report import write_result
+
+    if args.gui_soak < 2:
+        raise UsageError(f"--gui-soak needs at least 2 messages, got {args.gui_soak}")
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    result = run_soak(args.target, args.draft, args.gui_soak, args.max_new_tokens, log)
+    write_result(Path(args.out).expanduser(), result, markdown(result), log)
+    return 0
