@@ -41,6 +41,9 @@ def add_parser(sub) -> None:
                    help="instead: random-weight Llama pair (~1B / ~100M, bf16) built on the spot, eager against "
                         "compiled static steps at gamma 1, 2, 4, 8; nothing is downloaded")
     p.add_argument("--tiny", action="store_true", help="with --gpu-mechanics: tiny models, seconds on a CPU")
+    p.add_argument("--startup", type=int, default=0, metavar="N",
+                   help="instead: launch the desktop app N times (offscreen) and time each from process start to "
+                        "the window and to ready to chat; uses --target and --draft when given")
     p.add_argument("--gui-soak", type=int, default=0, metavar="N",
                    help="instead: N messages in one session of the real window (offscreen), reporting GUI-thread "
                         "stalls (p50/p99/max), memory growth and reference health; uses --target, --draft and "
@@ -70,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         return run_cli(args)
     if args.gui_soak:
         return _gui_soak(args)
+    if args.startup:
+        return _startup(args)
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
     if args.threads < 1:
@@ -202,5 +207,15 @@ def _gui_soak(args: argparse.Namespace) -> int:
         raise UsageError(f"--gui-soak needs at least 2 messages, got {args.gui_soak}")
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     result = run_soak(args.target, args.draft, args.gui_soak, args.max_new_tokens, log)
+    write_result(Path(args.out).expanduser(), result, markdown(result), log)
+    return 0
+
+
+def _startup(args: argparse.Namespace) -> int:
+    from app.bench.report import write_result
+    from app.bench.startup import markdown, measure_startup
+
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    result = measure_startup(args.startup, args.target, args.draft, log)
     write_result(Path(args.out).expanduser(), result, markdown(result), log)
     return 0

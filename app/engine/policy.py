@@ -94,12 +94,34 @@ def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = GA
 
 
 @dataclass(frozen=True, slots=True)
+class Limit:
+    """What limits a drafter, as data: the GUI words it in the user's language, `text` is the English."""
+
+    kind: str  # "cost" (c), "coverage" (share of rounds it proposes in) or "acceptance" (α against v(γ+1))
+    value: float  # c, the coverage, or α
+    verify: float  # v(γ+1) in target steps
+    device: str  # "CPU", "CUDA", "MPS"
+
+    @property
+    def text(self) -> str:
+        if self.kind == "cost":
+            return f"draft costs {self.value:.2f} target steps on this {self.device}"
+        if self.kind == "coverage":
+            return f"it proposes in only {self.value:.0%} of rounds here"
+        return f"acceptance α {self.value:.2f} is too low for a verify cost of {self.verify:.2f} target steps"
+
+
+@dataclass(frozen=True, slots=True)
 class Option:
     name: str
     label: str
     gamma: int
     predicted: float
-    why: str  # what limits it, e.g. "draft costs 1.05 target steps on this CPU"
+    limit: Limit
+
+    @property
+    def why(self) -> str:  # e.g. "draft costs 1.05 target steps on this CPU"
+        return self.limit.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +137,14 @@ class Choice:
         return self.drafter is None
 
 
-def limit_of(profile: DrafterProfile, gamma: int, verify: VerifyCosts, device: str = "CPU") -> str:
+def limit_of(profile: DrafterProfile, gamma: int, verify: VerifyCosts, device: str = "CPU") -> Limit:
     """The main reason a drafter does not pay: its cost, its acceptance, or the verify pass."""
+    v = verify.v(gamma + 1)
     if profile.c >= 0.5:
-        return f"draft costs {profile.c:.2f} target steps on this {device}"
+        return Limit("cost", profile.c, v, device)
     if profile.coverage < 0.5:
-        return f"it proposes in only {profile.coverage:.0%} of rounds here"
-    return f"acceptance α {profile.alpha:.2f} is too low for a verify cost of {verify.v(gamma + 1):.2f} target steps"
+        return Limit("coverage", profile.coverage, v, device)
+    return Limit("acceptance", profile.alpha, v, device)
 
 
 def choose(

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QSplashScreen
 
@@ -16,6 +17,8 @@ from app import __version__
 from app.paths import APP_NAME, resource_path
 
 from .platform_check import platform_problem
+
+STARTUP_TRACE = "SPECLENS_STARTUP_TRACE"
 
 
 @dataclass
@@ -79,6 +82,8 @@ def run(options: GuiOptions) -> int:
     window = MainWindow(target_spec=options.target, draft_spec=options.draft, autoload=options.replay is None)
     window.show()
     splash.finish(window)
+    if os.environ.get(STARTUP_TRACE):
+        _trace_startup(app, window)
     if options.replay is not None:
         window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
     elif options.presentation:
@@ -86,6 +91,28 @@ def run(options: GuiOptions) -> int:
     code = app.exec()
     window.close()  # a quit that bypassed the window (session end) still saves and closes the history
     leave(code)
+
+
+def _trace_startup(app: QApplication, window) -> None:
+    """SPECLENS_STARTUP_TRACE=1: print seconds from process start to the window painted and to ready
+    (models loaded, Send enabled), then quit. `speclens bench --startup` reads these lines."""
+    import psutil
+
+    born = psutil.Process().create_time()
+    app.processEvents()  # the window's first paint
+    print(f"startup: window {time.time() - born:.3f}", flush=True)
+
+    def check() -> None:
+        if window.send_button.isEnabled():
+            print(f"startup: ready {time.time() - born:.3f}", flush=True)
+        elif window.banner.isVisible():
+            print(f"startup: failed {window.banner.text()}", flush=True)
+        else:
+            return
+        app.quit()
+
+    poll = QTimer(window, interval=10, timeout=check)  # in this thread, where the window's state lives
+    poll.start()
 
 
 def leave(code: int) -> NoReturn:

@@ -130,10 +130,13 @@ class ControlsPanel(QWidget):
     def _fill_pickers(self) -> None:
         """Targets and drafts from the models catalog (embedded, self-drafts, the local hub cache)."""
         self.draft.addItem(self.tr("auto (fastest measured on this machine)"), AUTO)
+        # the catalog (no Qt) names these two in English; they are the GUI's to translate
+        worded = {"self-draft": self.tr("reduced-precision copy of the target"),
+                  "prompt-lookup": self.tr("prompt lookup (n-grams from the prompt)")}
         for entry in list_catalog():
             if entry.kind not in SELF_DRAFT_KINDS:
                 self.target.addItem(entry.name, entry.spec)
-            self.draft.addItem(entry.name, entry.spec)
+            self.draft.addItem(worded.get(entry.kind, entry.name), entry.spec)
         self.draft.addItem(self.tr("none (target only)"), NO_DRAFT)
         for combo in (self.target, self.draft):
             combo.insertSeparator(combo.count())

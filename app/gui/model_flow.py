@@ -172,7 +172,7 @@ def plot_notice(selection) -> str | None:
     if not choice.target_only and choice.predicted < 1.0:
         best = choice.options[0] if choice.options else None
         return QCoreApplication.translate("ModelFlow", "Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft 'auto'.").format(
-            best.label, choice.predicted, best.why) if best else None
+            best.label, choice.predicted, _why(best.limit)) if best else None
     return None
 
 
@@ -184,17 +184,41 @@ def choice_status(selection, auto, gamma_auto: bool, stats, switched: str | None
         return "", ""
     choice = selection.choice
     how = QCoreApplication.translate("ModelFlow", "cached timings") if selection.calibration.cached else QCoreApplication.translate("ModelFlow", "timed at load")
+    reason = _reason(choice, selection.calibration.device)
     if choice.target_only:
         if not choice.options:
-            return QCoreApplication.translate("ModelFlow", "target-only"), choice.reason
-        return QCoreApplication.translate("ModelFlow", "Target-only: {0}").format(_options(choice)), f"{choice.reason} [{how}]"
+            return QCoreApplication.translate("ModelFlow", "target-only"), reason
+        return QCoreApplication.translate("ModelFlow", "Target-only: {0}").format(_options(choice)), f"{reason} [{how}]"
     predicted = auto.predicted if auto is not None and auto.rounds else choice.predicted
     gamma = QCoreApplication.translate("ModelFlow", "γ auto {0}").format(auto.gamma()) if auto is not None and gamma_auto else QCoreApplication.translate("ModelFlow", "γ fixed")
     if predicted < 1.0:
         return QCoreApplication.translate("ModelFlow", "Slower than target-only: predicted {0:.2f}× · {1}").format(predicted, gamma), \
-            f"{choice.reason} [{how}]"
-    return QCoreApplication.translate("ModelFlow", "{0} · predicted {1:.2f}×").format(gamma, predicted), f"{choice.reason} [{how}]"
+            f"{reason} [{how}]"
+    return QCoreApplication.translate("ModelFlow", "{0} · predicted {1:.2f}×").format(gamma, predicted), f"{reason} [{how}]"
 
 
 def _options(choice) -> str:
-    return "; ".join(f"{o.label} {o.predicted:.2f}× ({o.why})" for o in choice.options)
+    return "; ".join(f"{o.label} {o.predicted:.2f}× ({_why(o.limit)})" for o in choice.options)
+
+
+def _why(limit) -> str:
+    """app.engine.policy.Limit in the user's language (Limit.text is the English)."""
+    if limit.kind == "cost":
+        return QCoreApplication.translate("Policy", "draft costs {0:.2f} target steps on this {1}").format(
+            limit.value, limit.device)
+    if limit.kind == "coverage":
+        return QCoreApplication.translate("Policy", "it proposes in only {0:.0%} of rounds here").format(limit.value)
+    return QCoreApplication.translate("Policy", "acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target "
+                                                "steps").format(limit.value, limit.verify)
+
+
+def _reason(choice, device: str) -> str:
+    """app.engine.policy.Choice.reason in the user's language."""
+    if not choice.options:
+        return QCoreApplication.translate("Policy", "target-only: no drafter available")
+    if choice.target_only:
+        return QCoreApplication.translate("Policy", "target-only: no draft is predicted to be faster on this {0} "
+                                                    "({1})").format(device, _options(choice))
+    best = choice.options[0]
+    return QCoreApplication.translate("Policy", "{0}, γ {1}: predicted {2:.2f}× target-only").format(
+        best.label, best.gamma, best.predicted)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout
 
 from app.history import palette
 
@@ -28,12 +28,17 @@ def short(text: str, limit: int = 8) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _bar_plot(height: int) -> pg.PlotWidget:
+def _bar_plot(height: int, max_height: int | None = None) -> pg.PlotWidget:
+    """height: fixed, or with max_height the least it shrinks to when the dock is short (it grows
+    up to max_height), so the whole card stays visible instead of scrolling."""
     plot = pg.PlotWidget()
     plot.setMenuEnabled(False)
     plot.setMouseEnabled(False, False)
     plot.hideButtons()
-    plot.setFixedHeight(height)
+    plot.setMinimumHeight(height)
+    plot.setMaximumHeight(max_height or height)
+    if max_height:  # its large default size hint would make the card scroll: take what is left
+        plot.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
     plot.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # arrows belong to the step-through, not the plot
     plot.disableAutoRange()
     return plot
@@ -52,7 +57,7 @@ def _panel_layout(panel: QFrame) -> QVBoxLayout:
 
 def _probability_plot() -> pg.PlotWidget:
     """Bars of probabilities on a fixed 0..1 axis, so rounds compare at a glance."""
-    plot = _bar_plot(190)
+    plot = _bar_plot(90, 240)
     plot.setYRange(0, 1.08, padding=0)
     plot.showGrid(y=True, alpha=0.2)
     return plot
@@ -73,7 +78,7 @@ class PositionPanel(QFrame):
             self.bars.addItem(item)
         self.numbers = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         # The coin: [0, min(1, p/q)) accepts, [min(1, p/q), 1) rejects; u lands in one of them.
-        self.coin = _bar_plot(62)
+        self.coin = _bar_plot(50)
         self.coin.setXRange(0, 1, padding=0.02)
         self.coin.setYRange(0, 1, padding=0)
         self.coin.getAxis("left").hide()
@@ -85,8 +90,7 @@ class PositionPanel(QFrame):
         for item in (self.accept_zone, self.reject_zone, self.u_line, self.u_mark):
             self.coin.addItem(item)
         for widget in (self.title, self.bars, self.numbers, self.coin):
-            layout.addWidget(widget)
-        layout.addStretch(1)
+            layout.addWidget(widget, 1 if widget is self.bars else 0)  # the bars take what height there is
         self.set_colors(colors)
 
     def set_colors(self, colors: Colors) -> None:
@@ -155,8 +159,7 @@ class OutcomePanel(QFrame):
         self.bars.addItem(self.marker)
         self.note = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         for widget in (self.title, self.bars, self.note):
-            layout.addWidget(widget)
-        layout.addStretch(1)
+            layout.addWidget(widget, 1 if widget is self.bars else 0)
         self.set_colors(colors)
 
     def set_colors(self, colors: Colors) -> None:

@@ -4,7 +4,7 @@
 <context>
     <name>App</name>
     <message>
-        <location filename="../../app/gui/app.py" line="64"/>
+        <location filename="../../app/gui/app.py" line="76"/>
         <source>{0} {1} · starting…</source>
         <translation>{0} {1} · 正在启动…</translation>
     </message>
@@ -12,72 +12,77 @@
 <context>
     <name>ChatFlowMixin</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="35"/>
+        <location filename="../../app/gui/chat_flow.py" line="36"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="50"/>
+        <location filename="../../app/gui/chat_flow.py" line="51"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="66"/>
+        <location filename="../../app/gui/chat_flow.py" line="67"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="66"/>
+        <location filename="../../app/gui/chat_flow.py" line="67"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="94"/>
+        <location filename="../../app/gui/chat_flow.py" line="95"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="111"/>
+        <location filename="../../app/gui/chat_flow.py" line="112"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="111"/>
+        <location filename="../../app/gui/chat_flow.py" line="112"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="112"/>
+        <location filename="../../app/gui/chat_flow.py" line="113"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="112"/>
+        <location filename="../../app/gui/chat_flow.py" line="113"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="113"/>
+        <location filename="../../app/gui/chat_flow.py" line="114"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="118"/>
+        <location filename="../../app/gui/chat_flow.py" line="119"/>
+        <source>Failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_flow.py" line="120"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="135"/>
+        <location filename="../../app/gui/chat_flow.py" line="142"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="167"/>
+        <location filename="../../app/gui/chat_flow.py" line="175"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="176"/>
+        <location filename="../../app/gui/chat_flow.py" line="184"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -96,31 +101,36 @@
     </message>
     <message>
         <location filename="../../app/gui/chat_view.py" line="173"/>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_view.py" line="175"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="175"/>
+        <location filename="../../app/gui/chat_view.py" line="177"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="183"/>
+        <location filename="../../app/gui/chat_view.py" line="185"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="205"/>
+        <location filename="../../app/gui/chat_view.py" line="207"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="205"/>
+        <location filename="../../app/gui/chat_view.py" line="207"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="205"/>
+        <location filename="../../app/gui/chat_view.py" line="207"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
@@ -151,137 +161,147 @@
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../app/gui/controls.py" line="49"/>
+        <location filename="../../app/gui/controls.py" line="47"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="56"/>
+        <location filename="../../app/gui/controls.py" line="54"/>
         <source>Target</source>
         <translation>目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="57"/>
+        <location filename="../../app/gui/controls.py" line="55"/>
         <source>Draft</source>
         <translation>草稿模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="60"/>
+        <location filename="../../app/gui/controls.py" line="58"/>
         <source>Decoding · applies at the next round</source>
         <translation>解码 · 下一轮生效</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="63"/>
+        <location filename="../../app/gui/controls.py" line="61"/>
         <source>auto</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="64"/>
+        <location filename="../../app/gui/controls.py" line="62"/>
         <source>draft length γ per round; auto re-chooses it every round from the measured acceptance, draft cost and verify cost</source>
         <translation>每轮草稿长度 γ；自动模式每轮根据实测接受率、草稿成本和验证成本重新选择</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="67"/>
+        <location filename="../../app/gui/controls.py" line="65"/>
         <source>0 = greedy</source>
         <translation>0 = 贪心</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="68"/>
+        <location filename="../../app/gui/controls.py" line="66"/>
         <source>off</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="72"/>
+        <location filename="../../app/gui/controls.py" line="70"/>
         <source>fixed</source>
         <translation>固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="77"/>
+        <location filename="../../app/gui/controls.py" line="75"/>
         <source>γ (draft length)</source>
         <translation>γ（草稿长度）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="78"/>
+        <location filename="../../app/gui/controls.py" line="76"/>
         <source>Temperature</source>
         <translation>温度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="81"/>
+        <location filename="../../app/gui/controls.py" line="79"/>
         <source>Seed</source>
         <translation>随机种子</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="82"/>
+        <location filename="../../app/gui/controls.py" line="80"/>
         <source>Max new tokens</source>
         <translation>最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="85"/>
+        <location filename="../../app/gui/controls.py" line="83"/>
         <source>View</source>
         <translation>视图</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="87"/>
+        <location filename="../../app/gui/controls.py" line="85"/>
         <source>Show rejected drafts (struck through)</source>
         <translation>显示被拒绝的草稿（删除线）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="92"/>
+        <location filename="../../app/gui/controls.py" line="90"/>
         <source>Engine</source>
         <translation>引擎</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="94"/>
+        <location filename="../../app/gui/controls.py" line="92"/>
         <source>Compile decoding steps (static caches, torch.compile)</source>
         <translation>预先准备解码步骤（固定缓存，torch.compile）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="96"/>
+        <location filename="../../app/gui/controls.py" line="94"/>
         <source>Captures the draft and verify steps as CUDA graphs on a GPU. Compiling takes a minute or more before the next message; the output is the same token for token.</source>
         <translation>在 GPU 上将草稿步骤与验证步骤记录为 CUDA 图。第一次准备需要一分以上的时间，完成后可以发送下一条消息；输出的词元完全一样。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="134"/>
+        <location filename="../../app/gui/controls.py" line="132"/>
         <source>auto (fastest measured on this machine)</source>
         <translation>自动（本机实测最快）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="139"/>
+        <location filename="../../app/gui/controls.py" line="134"/>
+        <source>reduced-precision copy of the target</source>
+        <translation>目标模型的低精度副本</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/controls.py" line="135"/>
+        <source>prompt lookup (n-grams from the prompt)</source>
+        <translation>提示查找（取自提示的 n-gram）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/controls.py" line="140"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="142"/>
+        <location filename="../../app/gui/controls.py" line="143"/>
         <source>Browse folder…</source>
         <translation>浏览文件夹…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="143"/>
+        <location filename="../../app/gui/controls.py" line="144"/>
         <source>Browse .gguf file…</source>
         <translation>浏览 .gguf 文件…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="156"/>
+        <location filename="../../app/gui/controls.py" line="157"/>
         <source>{0} · α {1} (T=0), {2} (T=0.7) · c {3}</source>
         <translation>{0} · α {1}（T=0），{2}（T=0.7）· c {3}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="160"/>
+        <location filename="../../app/gui/controls.py" line="161"/>
         <source>trained draft in {0}</source>
         <translation>训练好的草稿模型，位于 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="174"/>
+        <location filename="../../app/gui/controls.py" line="175"/>
         <source>Model folder (save_pretrained)</source>
         <translation>模型文件夹（save_pretrained）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="176"/>
+        <location filename="../../app/gui/controls.py" line="177"/>
         <source>GGUF model</source>
         <translation>GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="176"/>
+        <location filename="../../app/gui/controls.py" line="177"/>
         <source>GGUF (*.gguf)</source>
         <translation>GGUF 文件 (*.gguf)</translation>
     </message>
@@ -349,17 +369,17 @@
         <translation>删除“{0}”？此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="102"/>
+        <location filename="../../app/gui/conversations.py" line="103"/>
         <source>HTML page (*.html)</source>
         <translation>HTML 网页 (*.html)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="102"/>
+        <location filename="../../app/gui/conversations.py" line="103"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown 文件 (*.md)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="103"/>
+        <location filename="../../app/gui/conversations.py" line="104"/>
         <source>Export conversation</source>
         <translation>导出对话</translation>
     </message>
@@ -514,17 +534,17 @@
 <context>
     <name>HistoryFlowMixin</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="71"/>
+        <location filename="../../app/gui/history_flow.py" line="73"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="79"/>
+        <location filename="../../app/gui/history_flow.py" line="81"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="82"/>
+        <location filename="../../app/gui/history_flow.py" line="84"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
@@ -679,12 +699,12 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="56"/>
+        <location filename="../../app/gui/main_window.py" line="64"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="98"/>
+        <location filename="../../app/gui/main_window.py" line="106"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -851,77 +871,77 @@
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="32"/>
+        <location filename="../../app/gui/model_flow.py" line="33"/>
         <source>Load a target first</source>
         <translation>请先加载目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="57"/>
+        <location filename="../../app/gui/model_flow.py" line="59"/>
         <source>Training a draft …</source>
         <translation>正在训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="62"/>
+        <location filename="../../app/gui/model_flow.py" line="72"/>
         <source>Draft training finished</source>
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="86"/>
+        <location filename="../../app/gui/model_flow.py" line="98"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="157"/>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="160"/>
+        <location filename="../../app/gui/model_flow.py" line="174"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="168"/>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="172"/>
+        <location filename="../../app/gui/model_flow.py" line="186"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="172"/>
+        <location filename="../../app/gui/model_flow.py" line="186"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <location filename="../../app/gui/model_flow.py" line="190"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="176"/>
+        <location filename="../../app/gui/model_flow.py" line="191"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="178"/>
+        <location filename="../../app/gui/model_flow.py" line="193"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="178"/>
+        <location filename="../../app/gui/model_flow.py" line="193"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="180"/>
+        <location filename="../../app/gui/model_flow.py" line="195"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <location filename="../../app/gui/model_flow.py" line="197"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -929,27 +949,27 @@
 <context>
     <name>ModelFlowMixin</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="74"/>
+        <location filename="../../app/gui/model_flow.py" line="86"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="121"/>
+        <location filename="../../app/gui/model_flow.py" line="135"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="137"/>
+        <location filename="../../app/gui/model_flow.py" line="151"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="140"/>
+        <location filename="../../app/gui/model_flow.py" line="154"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="146"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -957,7 +977,7 @@
 <context>
     <name>ModelLoader</name>
     <message>
-        <location filename="../../app/gui/model_loader.py" line="49"/>
+        <location filename="../../app/gui/model_loader.py" line="57"/>
         <source>Preparing draft {0} …</source>
         <translation>正在准备草稿模型 {0}…</translation>
     </message>
@@ -965,32 +985,32 @@
 <context>
     <name>OutcomePanel</name>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="181"/>
+        <location filename="../../app/gui/step_panels.py" line="189"/>
         <source>&lt;b&gt;Rejected at position {0}&lt;/b&gt;: the next token comes from the residual norm(max(p − q, 0)) → &lt;span style=&apos;color:{1}&apos;&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</source>
         <translation>&lt;b&gt;在第 {0} 个位置被拒绝&lt;/b&gt;：下一个词元来自残差分布 norm(max(p − q, 0)) → &lt;span style=&apos;color:{1}&apos;&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="184"/>
+        <location filename="../../app/gui/step_panels.py" line="192"/>
         <source>Where q gave more than p the residual is 0, so the mass the test took away returns exactly where p needs it.</source>
         <translation>在 q 大于 p 的地方残差为 0，因此检验拿走的概率质量恰好回到 p 需要的地方。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="188"/>
+        <location filename="../../app/gui/step_panels.py" line="196"/>
         <source>&lt;b&gt;All {0} drafts accepted&lt;/b&gt;: a bonus token from p&lt;sub&gt;{1}&lt;/sub&gt; → &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
         <translation>&lt;b&gt;全部 {0} 个草稿被接受&lt;/b&gt;：从 p&lt;sub&gt;{1}&lt;/sub&gt; 采样一个奖励词元 → &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="190"/>
+        <location filename="../../app/gui/step_panels.py" line="198"/>
         <source>The target&apos;s pass over the drafts already computed this distribution: one token more for free.</source>
         <translation>目标模型对草稿的那次前向计算已经算出了这个分布：白得一个词元。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="193"/>
+        <location filename="../../app/gui/step_panels.py" line="201"/>
         <source>&lt;b&gt;No draft&lt;/b&gt;: the token comes from p → &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;没有草稿&lt;/b&gt;：词元来自 p → &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="196"/>
+        <location filename="../../app/gui/step_panels.py" line="204"/>
         <source>(drawn, but cut: the answer ended first)</source>
         <translation>（已采样，但被截断：回答先结束了）</translation>
     </message>
@@ -1214,39 +1234,72 @@
     </message>
 </context>
 <context>
+    <name>Policy</name>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="207"/>
+        <source>draft costs {0:.2f} target steps on this {1}</source>
+        <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
+        <source>it proposes in only {0:.0%} of rounds here</source>
+        <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="211"/>
+        <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
+        <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="218"/>
+        <source>target-only: no drafter available</source>
+        <translation>仅目标模型：没有可用的草稿</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="220"/>
+        <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
+        <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="223"/>
+        <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
+        <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
+    </message>
+</context>
+<context>
     <name>PositionPanel</name>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="105"/>
+        <location filename="../../app/gui/step_panels.py" line="121"/>
         <source>not tested (an earlier draft was rejected)</source>
         <translation>未检验（更早的草稿已被拒绝）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="107"/>
+        <location filename="../../app/gui/step_panels.py" line="123"/>
         <source>accepted</source>
         <translation>接受</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="109"/>
+        <location filename="../../app/gui/step_panels.py" line="125"/>
         <source>rejected</source>
         <translation>拒绝</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="111"/>
+        <location filename="../../app/gui/step_panels.py" line="127"/>
         <source>&lt;b&gt;Position {0}&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
         <translation>&lt;b&gt;第 {0} 个位置&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="115"/>
+        <location filename="../../app/gui/step_panels.py" line="131"/>
         <source>&lt;span style=&apos;color:{0}&apos;&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style=&apos;color:{2}&apos;&gt;■ q(x) = {3:.4f}&lt;/span&gt;</source>
         <translation>&lt;span style=&apos;color:{0}&apos;&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style=&apos;color:{2}&apos;&gt;■ q(x) = {3:.4f}&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="117"/>
+        <location filename="../../app/gui/step_panels.py" line="133"/>
         <source>p(x)/q(x) = {0:.4f} &amp;nbsp; min(1, p/q) = &lt;b&gt;{1:.4f}&lt;/b&gt;</source>
         <translation>p(x)/q(x) = {0:.4f} &amp;nbsp; min(1, p/q) = &lt;b&gt;{1:.4f}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="122"/>
+        <location filename="../../app/gui/step_panels.py" line="138"/>
         <source>u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</source>
         <translation>均匀随机数 u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</translation>
     </message>
@@ -1360,63 +1413,63 @@
 <context>
     <name>Recordings</name>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="46"/>
+        <location filename="../../app/gui/recording_flow.py" line="54"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="46"/>
+        <location filename="../../app/gui/recording_flow.py" line="54"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="74"/>
+        <location filename="../../app/gui/recording_flow.py" line="82"/>
         <source>The recording was not saved: {0}</source>
         <translation>录制未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="78"/>
+        <location filename="../../app/gui/recording_flow.py" line="86"/>
         <source>No answer to save yet</source>
         <translation>还没有可保存的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="80"/>
+        <location filename="../../app/gui/recording_flow.py" line="88"/>
         <source>Save recording</source>
         <translation>保存录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="81"/>
-        <location filename="../../app/gui/recording_flow.py" line="104"/>
+        <location filename="../../app/gui/recording_flow.py" line="89"/>
+        <location filename="../../app/gui/recording_flow.py" line="112"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="91"/>
+        <location filename="../../app/gui/recording_flow.py" line="99"/>
         <source>Recording saved to {0}</source>
         <translation>录制已保存到 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="103"/>
+        <location filename="../../app/gui/recording_flow.py" line="111"/>
         <source>Open recording</source>
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="137"/>
+        <location filename="../../app/gui/recording_flow.py" line="145"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="152"/>
+        <location filename="../../app/gui/recording_flow.py" line="160"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="157"/>
+        <location filename="../../app/gui/recording_flow.py" line="165"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="171"/>
+        <location filename="../../app/gui/recording_flow.py" line="179"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
     </message>

@@ -145,3 +145,18 @@ def test_every_translation_is_finished_and_its_characters_are_in_the_font(qapp):
     text = "".join(t.text or "" for t in tree.iter("translation"))
     missing = sorted({ch for ch in text if ch.strip() and not font.supportsCharacter(ord(ch))})
     assert missing == [], f"re-run packaging/i18n.py font: {''.join(missing)}"
+
+
+def test_the_drafter_choice_is_explained_in_chinese(chinese):
+    """The policy (no Qt) gives its reasons as data; the window words them in the user's language."""
+    from app.engine.policy import Choice, Limit, Option
+    from app.gui.model_flow import _reason, _why
+
+    names = {"SmolLM"}
+    for limit in (Limit("cost", 1.05, 2.1, "CPU"), Limit("coverage", 0.38, 2.1, "CPU"),
+                  Limit("acceptance", 0.21, 2.1, "CPU")):
+        assert not untranslated(_why(limit), names), _why(limit)
+        assert untranslated(limit.text, names)  # the English stays for the CLI and the logs
+    option = Option("self", "SmolLM", 4, 0.93, Limit("cost", 0.93, 2.1, "CPU"))
+    for choice in (Choice(None, 1, 1.0, "", (option,)), Choice("self", 4, 1.2, "", (option,)), Choice(None, 1, 1.0, "")):
+        assert not untranslated(_reason(choice, "CPU"), names), _reason(choice, "CPU")

@@ -83,8 +83,8 @@ def test_a_newer_major_version_is_refused_with_a_clear_message(tmp_path):
 @pytest.mark.parametrize("content, message", [
     (b"", "empty or not a SpecLens recording"),
     (b"plain text, not gzip\n", "not a SpecLens recording"),
-    (gzip.compress(b'{"type": "header", "format": "something-else"}\n'), "not a SpecLens recording"),
-])
+    (gzip.compress(b'{"type": "header", "format": "something-else"}\n', mtime=0), "not a SpecLens recording"),
+], ids=["empty", "plain-text", "other-format"])  # stable ids: xdist workers must collect the same tests
 def test_foreign_files_are_refused(tmp_path, content, message):
     path = tmp_path / "x.speclens"
     path.write_bytes(content)
