@@ -34,10 +34,12 @@ case "$mode" in
     test)
         "$venv/bin/ruff" check app tests packaging
         "$venv/bin/lint-imports"
-        # SPECLENS_TEST_WORKERS=2 runs pytest-xdist workers; --dist loadgroup keeps the frozen build and the
-        # embedded model in one worker each (tests/conftest.py). Default: one process.
+        # pytest-xdist workers, one per core up to 4 (SPECLENS_TEST_WORKERS overrides; 1 = one process);
+        # --dist loadgroup keeps the frozen build and the embedded model in one worker each (tests/conftest.py).
+        n=${SPECLENS_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
+        if [ "$n" -gt 4 ]; then n=4; fi
         workers=()
-        if [ -n "${SPECLENS_TEST_WORKERS:-}" ]; then workers=(-n "$SPECLENS_TEST_WORKERS" --dist loadgroup); fi
+        if [ "$n" -gt 1 ]; then workers=(-n "$n" --dist loadgroup); fi
         QT_QPA_PLATFORM=offscreen exec "$py" -m pytest "${workers[@]}" "$@"
         ;;
     build)

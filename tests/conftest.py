@@ -3,6 +3,8 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker per core: more torch threads only oversubscribe
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the network
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).parent))
@@ -25,6 +27,7 @@ def default_target():
     return load_model("default", device="cpu")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`-n 2 --dist loadgroup`), keep the expensive shared setups in one worker
     each: the frozen build (module fixture) is built once, and the embedded model (session fixture) is

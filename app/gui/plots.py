@@ -111,6 +111,8 @@ class PlotsPanel(QWidget):
                 plot.getAxis(name).setTextPen(colors.text)
         self.hist_session.setOpts(brush=pg.mkBrush(colors.muted))
         self.tps_baseline.setPen(pg.mkPen(colors.muted, width=2, style=Qt.PenStyle.DashLine))
+        self.speedup_notice.fill = pg.mkBrush(colors.base)  # TextItem has no setter for its fill
+        self.speedup_notice.update()
         self._drawn = -1
         self._titles.clear()
         self.refresh()
@@ -133,6 +135,9 @@ class PlotsPanel(QWidget):
                     axis.setStyle(tickFont=font, tickTextOffset=offset)
                     axis.labelStyle = label
                     axis._updateLabel()
+        font = QFont(self.font().family(), 14 if on else self.font().pointSize())  # read from the back too
+        self.speedup_notice.setFont(font)
+        self.speedup_notice.setTextWidth(620 if on else 340)
         self._titles.clear()
         self._drawn = -1
         self.refresh()

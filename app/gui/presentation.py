@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QWidget
 
 from .live_stats import LiveStats
 
@@ -99,8 +99,10 @@ class PresentationMixin:
             }
             self.presenting = True
             for key in [k for k in self.docks if k != "plots"]:
-                self.docks[key].hide()
+                # removed, not only hidden: a hidden dock tabified with the plots leaves a tab strip
+                self.removeDockWidget(self.docks[key])
             plots = self.docks["plots"]
+            plots.setTitleBarWidget(QWidget())  # no title or float/close buttons on stage
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, plots)
             plots.setFloating(False)
             plots.show()
@@ -123,6 +125,7 @@ class PresentationMixin:
             self.readout.timer.stop()
             self.readout.hide()
             self.plots.set_presentation(False)
+            self.docks["plots"].setTitleBarWidget(None)
             self.set_theme(self.theme_name)
             self.set_font_size(saved["font"], remember=False)
             self.setWindowState(saved["window_state"])
