@@ -37,6 +37,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("frozen-build"))
         elif "default_target" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("default-model"))
+    # The build is the longest single piece of work: start it first, so it does not end the run alone.
+    items.sort(key=lambda item: item.path.name != "test_frozen_build.py")
 
 
 def pytest_sessionfinish(session, exitstatus):
