@@ -143,3 +143,39 @@ def slow_forward(forward, seconds: float):
         return forward(*args, **kwargs)
 
     return slow
+
+
+TORCH_FREE = """
+    import sys
+    from app.gui.app import application
+    app = application()
+    from app.gui.main_window import MainWindow
+    from app.recording import read
+    window = MainWindow(target_spec=sys.argv[1], draft_spec="self", autoload=False)
+    window.show()
+    app.processEvents()
+    shown = sorted(m for m in ("torch", "transformers") if m in sys.modules)
+    window.controls.show_rejected.setChecked(True)
+    assert window.play_file(__import__("pathlib").Path(sys.argv[2]))
+    window.player.set_speed(4.0)
+    while window.generating:
+        app.processEvents()
+    played = sorted(m for m in ("torch", "transformers") if m in sys.modules)
+    print("shown with", shown, "replayed with", played, "tokens", len(window.chat.messages[-1].tokens), flush=True)
+    window.close()
+"""
+
+
+def test_the_window_and_a_replay_need_neither_torch_nor_transformers(data_dir, tmp_path):
+    """Start-up shows the window before the seconds of importing torch and transformers (the loader imports
+    them in the engine thread), and a recorded demo plays without them at all."""
+    from recording.test_format import sample_recording  # tests/ is on sys.path (tests/conftest.py)
+
+    from app.recording import write
+
+    recording = tmp_path / "demo.speclens"
+    write(recording, sample_recording())
+    result = run_script(TORCH_FREE, data_dir, str(tmp_path / "no-model-here"), str(recording))
+    assert result.returncode == 0, result.stderr
+    assert "shown with [] replayed with [] tokens" in result.stdout, result.stdout
+    assert "tokens 0" not in result.stdout
