@@ -44,7 +44,7 @@ class ModelLoader(QObject):
     def load(self, request: LoadRequest) -> None:
         start = time.perf_counter()
         try:
-            self.progress.emit("Loading torch and transformers …", 0.0)
+            self.progress.emit(self.tr("Loading torch and transformers …"), 0.0)
             # The first load imports them here, in the engine thread, while the window is already usable.
             from app.models import load_model
             from app.models.calibration import select

@@ -977,6 +977,11 @@
 <context>
     <name>ModelLoader</name>
     <message>
+        <location filename="../../app/gui/model_loader.py" line="47"/>
+        <source>Loading torch and transformers …</source>
+        <translation>正在加载 torch 和 transformers …</translation>
+    </message>
+    <message>
         <location filename="../../app/gui/model_loader.py" line="57"/>
         <source>Preparing draft {0} …</source>
         <translation>正在准备草稿模型 {0}…</translation>
@@ -1171,64 +1176,64 @@
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="158"/>
+        <location filename="../../app/gui/plots.py" line="163"/>
         <source>Accepted drafts per round ({0} rounds)</source>
         <translation>每轮接受的草稿数（{0} 轮）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="159"/>
-        <location filename="../../app/gui/plots.py" line="189"/>
+        <location filename="../../app/gui/plots.py" line="164"/>
+        <location filename="../../app/gui/plots.py" line="194"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="159"/>
+        <location filename="../../app/gui/plots.py" line="164"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="159"/>
-        <location filename="../../app/gui/plots.py" line="189"/>
+        <location filename="../../app/gui/plots.py" line="164"/>
+        <location filename="../../app/gui/plots.py" line="194"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="173"/>
+        <location filename="../../app/gui/plots.py" line="178"/>
         <source>Measured slower than target-only so far ({0:.2f}×) on this machine.</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="178"/>
+        <location filename="../../app/gui/plots.py" line="183"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="179"/>
+        <location filename="../../app/gui/plots.py" line="184"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="180"/>
+        <location filename="../../app/gui/plots.py" line="185"/>
         <source>predicted</source>
         <translation>预测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="188"/>
+        <location filename="../../app/gui/plots.py" line="193"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="201"/>
+        <location filename="../../app/gui/plots.py" line="206"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="202"/>
+        <location filename="../../app/gui/plots.py" line="207"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="203"/>
+        <location filename="../../app/gui/plots.py" line="208"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
