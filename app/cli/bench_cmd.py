@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from app.models.specs import AUTO, SELF_DRAFT
+
 from . import UsageError
 from .common import add_engine_args, add_model_args, load_kwargs, static_decoder
 
@@ -14,7 +16,9 @@ from .common import add_engine_args, add_model_args, load_kwargs, static_decoder
 def add_parser(sub) -> None:
     p = sub.add_parser("bench", help="measure speedup against target-only and Hugging Face generation")
     add_model_args(p)
-    p.set_defaults(draft="self")  # the model draft that SpecLens and HF assisted generation share
+    # None: the comparison benches the self-draft (SpecLens and HF assisted share it); the soak and the
+    # start-up timing use the app's own default, auto, as a user's window does
+    p.set_defaults(draft=None)
     p.add_argument("--trained", default=None, metavar="DIR",
                    help="a `speclens distill` output to bench as the trained draft (default: the best one found "
                         "for the target)")
@@ -71,10 +75,10 @@ def run(args: argparse.Namespace) -> int:
         from app.bench.gpu_mechanics import run_cli
 
         return run_cli(args)
-    if args.gui_soak:
-        return _gui_soak(args)
-    if args.startup:
-        return _startup(args)
+    if args.gui_soak or args.startup:
+        args.draft = args.draft or AUTO
+        return _gui_soak(args) if args.gui_soak else _startup(args)
+    args.draft = args.draft or SELF_DRAFT
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
     if args.threads < 1:

@@ -51,7 +51,7 @@ class ChatFlowMixin:
             self.show_banner(self.tr("The chat template failed: {0}").format(exc))
             return
         stats = {"target": self.target.name, "draft": self._draft_name()}
-        self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats))
+        self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         self.stats.new_message()
         self.cancel = threading.Event()
         measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
@@ -140,7 +140,7 @@ class ChatFlowMixin:
                 )
             except HistoryError as exc:  # e.g. the conversation was deleted meanwhile, or the disk is full
                 self.show_banner(self.tr("The answer was not saved: {0}").format(exc))
-        self.chat.render_all()  # adds the footer: stats and actions
+        self.chat.finish_message(self.answer_index)  # adds the footer: stats and actions
         self.generating = False
         self.recheck_choice()
         self.conversations.refresh(self.conv_id)

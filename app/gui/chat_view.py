@@ -24,6 +24,7 @@ class ChatMessage:
     stats: dict = field(default_factory=dict)
     partial: bool = False
     db_id: int | None = None
+    streaming: bool = False  # an answer still arriving: no footer until finish_message
 
     @property
     def text(self) -> str:
@@ -49,6 +50,7 @@ class ChatView(QTextBrowser):
         self.colors = colors
         self._formats: dict[str, QTextCharFormat] = {}
         self._spans: dict[int, list[tuple[int, int]]] = {}  # message -> document range of each shown token
+        self._footers: dict[int, int] = {}  # answer -> document position where its footer starts
         self.set_colors(colors)
         self.anchorClicked.connect(self._on_anchor)
         self.highlighted.connect(self._on_hover)
@@ -72,8 +74,29 @@ class ChatView(QTextBrowser):
         if not self.messages:
             self.document().clear()  # the examples of the empty chat
         self.messages.append(message)
+        if len(self.messages) > 1 and len(self.messages) - 2 in self._footers:
+            self._redo_footer(len(self.messages) - 2)  # it was last: it loses "Regenerate"
         self._render_message(len(self.messages) - 1)
         return len(self.messages) - 1
+
+    def finish_message(self, index: int) -> None:
+        """Add or update the footer (statistics, actions) of the last message once its answer has ended.
+        Only the document's tail changes: re-rendering a long chat stalled the window for 100 ms and more."""
+        self.messages[index].streaming = False
+        self._redo_footer(index)
+        self._scroll_to_end()
+
+    def _redo_footer(self, index: int) -> None:
+        """Rewrite the footer of message `index`, whose footer (if any) ends the document."""
+        cursor = self._end_of_body()
+        if index in self._footers:
+            cursor.setPosition(self._footers.pop(index), QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        message = self.messages[index]
+        if message.role == "assistant" and not message.streaming and (message.stats or message.partial):
+            muted = QTextCharFormat()
+            muted.setForeground(QColor(self.colors.muted))
+            self._insert_footer(cursor, index, message, muted)
 
     def append_tokens(self, index: int, tokens: list[StoredToken]) -> None:
         """Stream tokens onto the last message (index must be the last one)."""
@@ -90,6 +113,7 @@ class ChatView(QTextBrowser):
         at_end = scroll.value() >= scroll.maximum() - 4
         self.document().clear()
         self._spans.clear()
+        self._footers.clear()
         for i in range(len(self.messages)):
             self._render_message(i)
         if not self.messages and self.examples:
@@ -132,7 +156,7 @@ class ChatView(QTextBrowser):
         else:
             for i, token in enumerate(message.tokens):
                 self._insert_token(cursor, index, i, token)
-        if message.role == "assistant" and (message.stats or message.partial):
+        if message.role == "assistant" and not message.streaming and (message.stats or message.partial):
             self._insert_footer(cursor, index, message, muted)
         elif message.role == "user":
             self._insert_actions(cursor, index, ("edit",), muted)
@@ -183,6 +207,7 @@ class ChatView(QTextBrowser):
             parts.append(f"γ {st['gamma']}")
         if st.get("speedup"):
             parts.append(self.tr("{0:.2f}× measured").format(st["speedup"]))
+        self._footers[index] = cursor.position()
         block = QTextBlockFormat()
         block.setTopMargin(4)
         cursor.insertBlock(block)

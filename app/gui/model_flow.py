@@ -119,6 +119,8 @@ class ModelFlowMixin:
         self.switched = None
         self.auto = result.selection.auto_gamma() if result.selection is not None else None
         self.controls.set_auto_gamma(self.auto)
+        if self.drafter is not None:  # the step-through's panels, built while the user types
+            self.step.prepare(self.auto.gamma_max if self.auto is not None else self.controls.params().gamma)
         self.stats.set_notice(plot_notice(self.selection))
         from app.models.calibration import trained_drafts  # loaded with the models: torch is in
 

@@ -143,7 +143,7 @@ class RecordingFlowMixin:
         draft = run.info.get("draft") or {}
         stats = {"target": (run.info.get("target") or {}).get("name", "?"),
                  "draft": draft.get("name", QCoreApplication.translate("Recordings", "none (target only)"))}
-        self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats))
+        self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         self.stats.new_message()
         vocab = run.info.get("vocab") or {}
         self.details.decode = lambda token_id: vocab.get(str(token_id), f"#{token_id}")

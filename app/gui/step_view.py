@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from app.engine import RoundEvent, TokenEvent
@@ -111,10 +111,32 @@ class StepThrough(QWidget):
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         layout.addWidget(scroll, 1)
         self.positions: list[PositionPanel] = []  # grown to the largest γ seen, then reused
+        self._wanted = 0  # panels to build ahead of need, one per event-loop turn (see prepare)
+        self._builder = QTimer(self, interval=0, timeout=self._build_one)
         self.outcome = OutcomePanel(colors)
         self.row.addWidget(self.outcome)
         self.row.addStretch(1)
         self._render()
+
+    def prepare(self, count: int) -> None:
+        """Build position panels for up to `count` drafted tokens before the first round needs them, one per
+        event-loop turn. A panel is two pyqtgraph plots (~80 ms of GUI thread); building eight inside the
+        first round's render froze the window for 0.7 s."""
+        self._wanted = max(self._wanted, count)
+        if len(self.positions) < self._wanted:
+            self._builder.start()
+
+    def _build_one(self) -> None:
+        if len(self.positions) >= self._wanted:
+            self._builder.stop()
+            return
+        self._add_panel().setVisible(False)
+
+    def _add_panel(self) -> PositionPanel:
+        panel = PositionPanel(self.colors)
+        self.row.insertWidget(len(self.positions), panel)
+        self.positions.append(panel)
+        return panel
 
     # --- feeding ------------------------------------------------------------------------------
     def set_decoder(self, decode: Callable[[int], str] | None) -> None:
@@ -232,9 +254,7 @@ class StepThrough(QWidget):
             return
         self._header(r)
         while len(self.positions) < r.drafted:
-            panel = PositionPanel(self.colors)
-            self.row.insertWidget(len(self.positions), panel)
-            self.positions.append(panel)
+            self._add_panel()
         for i, panel in enumerate(self.positions):
             panel.setVisible(i < r.drafted)
             if i < r.drafted:

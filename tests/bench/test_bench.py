@@ -194,3 +194,23 @@ def test_static_engine_gives_the_same_greedy_tokens(tiny_pair_dirs, tiny_suite, 
         assert per_prompt == reference, name
     assert all(cost["verify_cost"] > 0 for cost in data["settings"][0]["costs"].values())
     assert "SpecLens engine: static" in out.with_suffix(".md").read_text()
+
+
+@pytest.mark.parametrize("flag, module, function, draft_arg", [("--gui-soak", "app.bench.gui_soak", "run_soak", 1),
+                                                                ("--startup", "app.bench.startup", "measure_startup", 2)])
+def test_soak_and_startup_use_the_apps_default_draft(flag, module, function, draft_arg, monkeypatch, tmp_path):
+    """A user's window drafts with auto: timing the bf16 self-draft instead measured a slower app than ships."""
+    import importlib
+
+    seen = []
+
+    def fake(*args, **kwargs):
+        seen.append(args[draft_arg])
+        raise SystemExit(0)
+
+    monkeypatch.setattr(importlib.import_module(module), function, fake)
+    with pytest.raises(SystemExit):
+        main(["bench", flag, "2", "--out", str(tmp_path / "x.json")])
+    with pytest.raises(SystemExit):
+        main(["bench", flag, "2", "--draft", "self", "--out", str(tmp_path / "x.json")])
+    assert seen == ["auto", "self"]

@@ -143,3 +143,28 @@ def test_a_bad_target_is_reported_in_the_window(qtbot, data_dir):
     qtbot.waitUntil(lambda: win.banner.isVisibleTo(win), timeout=30_000)
     assert "missing-model" in win.banner.text()
     assert not win.send_button.isEnabled()
+
+
+def test_finishing_an_answer_rewrites_only_the_tail(qtbot, window):
+    """The footer is added where the answer ends (a full re-render stalled a long chat for 100 ms and more),
+    and the previous answer loses its Regenerate link: the result equals a full render, anchor for anchor."""
+    window.controls.max_new.setValue(12)
+    for text in ("one", "two", "three"):
+        send(qtbot, window, text)
+    chat = window.chat
+    incremental = chat.document().toHtml()
+    assert incremental.count("act:regenerate:") == 1 and "act:regenerate:5" in incremental
+    chat.render_all()
+    assert chat.document().toHtml() == incremental
+
+
+def test_the_step_through_builds_its_panels_before_the_first_round(qtbot, window):
+    """Loading a pair with a draft schedules the position panels; each is built in its own event-loop turn."""
+    step = window.step
+    assert window.drafter is not None
+    wanted = window.auto.gamma_max if window.auto is not None else window.controls.params().gamma
+    qtbot.waitUntil(lambda: len(step.positions) >= wanted, timeout=20_000)
+    assert not any(p.isVisible() for p in step.positions)
+    step.prepare(wanted + 2)
+    assert len(step.positions) == wanted  # nothing is built synchronously
+    qtbot.waitUntil(lambda: len(step.positions) == wanted + 2, timeout=20_000)
