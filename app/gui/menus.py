@@ -71,6 +71,7 @@ class MenusMixin:
         dock = self.docks["step"]
         dock.show()
         dock.raise_()
+        self.step.redraw_if_stale()
         self.step.setFocus()
 
     def show_lab(self):

@@ -111,6 +111,7 @@ class StepThrough(QWidget):
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         layout.addWidget(scroll, 1)
         self.positions: list[PositionPanel] = []  # grown to the largest γ seen, then reused
+        self._stale = False  # rounds arrived while hidden: render on show
         self._wanted = 0  # panels to build ahead of need, one per event-loop turn (see prepare)
         self._builder = QTimer(self, interval=0, timeout=self._build_one)
         self.outcome = OutcomePanel(colors)
@@ -231,7 +232,22 @@ class StepThrough(QWidget):
         self._render()
 
     # --- drawing ------------------------------------------------------------------------------
-    def _render(self) -> None:
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.redraw_if_stale()
+
+    def redraw_if_stale(self) -> None:
+        """Draw what arrived while hidden; the window calls it when the dock's tab is raised."""
+        if self._stale:
+            self._render(force=True)
+
+    def _render(self, force: bool = False) -> None:
+        # Behind another tab a dock stays "visible" with nothing on screen: skip drawing until it shows
+        # (eight panels cost ~120 ms of GUI thread a round).
+        if not force and (not self.isVisible() or self.visibleRegion().isEmpty()):
+            self._stale = True
+            return
+        self._stale = False
         self.prev_button.setEnabled(self.index > 0)
         at_end = self.index >= len(self.rounds) - 1
         self.next_button.setEnabled(not at_end or (self.live and self.pause_button.isChecked()))

@@ -3,7 +3,7 @@ plots, and the status bar. Built once; the flows in chat_flow, history_flow and 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
@@ -98,6 +98,8 @@ class LayoutMixin:
             self.docks[key] = dock
         self.resizeDocks([self.docks["conversations"], self.docks["controls"]], [220, 300], Qt.Orientation.Horizontal)
         self.tabifyDockWidget(self.docks["plots"], self.docks["step"])
+        self.docks["step"].visibilityChanged.connect(  # its tab raised: draw what arrived meanwhile
+            lambda visible: visible and QTimer.singleShot(0, self.step.redraw_if_stale))
         self.docks["plots"].raise_()
         self.resizeDocks([self.docks["plots"]], [340], Qt.Orientation.Vertical)
 

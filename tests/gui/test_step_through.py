@@ -95,3 +95,16 @@ def test_stop_while_paused_ends_the_answer(qtbot, window):
     window.stop()
     qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
     assert window.recorder.finished[-1].reason == "cancelled"
+
+
+def test_a_hidden_step_through_draws_only_when_shown(qtbot, window):
+    """Behind the plots' tab the panels are not redrawn every round (eight cost ~120 ms of GUI thread);
+    raising the tab draws the latest round at once."""
+    window.docks["plots"].raise_()
+    qtbot.waitUntil(lambda: window.step.visibleRegion().isEmpty())
+    send(qtbot, window, "hidden rounds")
+    step = window.step
+    assert step.rounds and "No rounds yet" in step.header.text()
+    window.docks["step"].raise_()  # the tab clicked: drawn on the next turn of the event loop
+    qtbot.waitUntil(lambda: f"Round {len(step.rounds)} of {len(step.rounds)}" in step.header.text())
+    check_round_shown(step, step.rounds[-1])
