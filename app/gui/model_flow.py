@@ -10,6 +10,8 @@ from app.models import AUTO
 from .model_loader import LoadRequest, LoadResult
 
 RECHECK_ROUNDS = 12  # live rounds before the load-time choice is second-guessed
+MEASURED_FLOOR = 0.9  # an answer measured this much slower than target-only ends auto's draft at once
+MEASURED_TOKENS = 16  # ... when it had at least this many tokens (shorter ones are mostly prefill)
 
 
 class ModelFlowMixin:
@@ -87,17 +89,25 @@ class ModelFlowMixin:
         self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing))
 
     def recheck_choice(self) -> None:
-        """After a message: with draft 'auto', fall back to target-only when the live α, c and verify
-        cost predict the chosen draft slower than target-only (the load-time probe was optimistic)."""
+        """After a message: with draft 'auto', fall back to target-only when the last answer measured
+        clearly slower than target-only steps timed at the same context, or when the live α, c and verify
+        cost predict the chosen draft slower (the load-time probe was optimistic)."""
         auto = self.auto
-        if self.draft_spec != AUTO or auto is None or self.drafter is None or auto.rounds < RECHECK_ROUNDS:
+        if self.draft_spec != AUTO or auto is None or self.drafter is None:
             return
-        if auto.predicted >= 1.0:
+        last = self.chat.messages[-1].stats if self.chat.messages else {}
+        measured = last.get("speedup")
+        if measured is not None and measured < MEASURED_FLOOR and (last.get("new_tokens") or 0) >= MEASURED_TOKENS:
+            self.switched = QCoreApplication.translate(
+                "ModelFlow", "Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} "
+                "(against target-only steps timed in this chat).").format(measured, auto.label)
+        elif auto.rounds >= RECHECK_ROUNDS and auto.predicted < 1.0:
+            p = auto.profile
+            self.switched = QCoreApplication.translate("ModelFlow", "Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
+                                "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
+                p.alpha_at(1), p.c, p.label, auto.predicted)
+        else:
             return
-        p = auto.profile
-        self.switched = QCoreApplication.translate("ModelFlow", "Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
-                            "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
-            p.alpha_at(1), p.c, p.label, auto.predicted)
         self.drafter, self.auto = None, None
         self.controls.set_auto_gamma(None)
         self.stats.set_notice(self.switched)

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from app.engine import DecodeParams, Drafter, generate
-from app.engine.kv import forward, new_cache, rollback
+from app.engine.kv import context_limit, forward, new_cache, rollback
 from app.engine.policy import GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
 from app.paths import user_cache_dir
 
@@ -33,9 +33,23 @@ from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .specs import AUTO
 
 CACHE_NAME = "drafter-costs.json"
-CACHE_FORMAT = 3  # 2: minimum timings; 3: head charged at every verified position
+CACHE_FORMAT = 4  # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
+# A chat a few turns in: drafter costs are timed at this context, not at an empty one. The bf16 self-draft
+# measured 1.08x target-only after 60 tokens of context and 0.49x after 400 (its attention slows with
+# context far faster than the float32 target's), so a short probe chose a drafter that lost in real chats.
+_EARLIER = (
+    "Bicycles, trains and boats each solve the same problem in a different way: keeping a load moving with "
+    "as little effort as possible. A bicycle uses the rider's legs, a chain and two wheels; a train uses steel "
+    "wheels on steel rails, where rolling resistance is tiny; a boat pushes water aside and pays for it in "
+    "drag that grows quickly with speed. Which one is best depends on the distance, the load and the route. "
+) * 3
+PROBE_LONG = [
+    {"role": "user", "content": "Compare bicycles, trains and boats as ways to move people and goods."},
+    {"role": "assistant", "content": _EARLIER},
+    *PROBE,
+]
 PROBE_TOKENS = 16
 PROBE_GAMMA = 4
 VERIFY_REPS = 3
@@ -135,7 +149,7 @@ def calibrate(
     if use_cache and (hit := _read_cache(key)) is not None:
         return Calibration(hit[0], hit[1], True, 0.0, label), {}
     start = time.perf_counter()
-    ids = target.encode_chat(PROBE)
+    ids = probe_ids(target, gamma_max)
     report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
     verify = measure_verify(target.model, ids, gamma_max + 1)
     profiles, built = [], {}
@@ -158,6 +172,15 @@ def calibrate(
         _write_cache(key, cal, target)
     report(LoadProgress("measure", 1.0, f"measured {len(profiles)} drafters in {cal.seconds:.1f} s"))
     return cal, built
+
+
+def probe_ids(target: LoadedModel, gamma_max: int) -> torch.Tensor:
+    """The probe chat a few turns in, or the one-question chat where the model's context is too short."""
+    ids = target.encode_chat(PROBE_LONG)
+    limit = context_limit(target.model)
+    if limit is not None and len(ids) + gamma_max + 1 + PROBE_TOKENS + PROBE_GAMMA + 1 > limit:
+        return target.encode_chat(PROBE)
+    return ids
 
 
 def _sync(device: torch.device) -> None:

@@ -90,47 +90,47 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="115"/>
+        <location filename="../../app/gui/chat_view.py" line="139"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="144"/>
+        <location filename="../../app/gui/chat_view.py" line="168"/>
         <source>Try an example — one click sends it:</source>
         <translation>试试示例 —— 点击即可发送：</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="173"/>
+        <location filename="../../app/gui/chat_view.py" line="197"/>
         <source>failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="175"/>
+        <location filename="../../app/gui/chat_view.py" line="199"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="177"/>
+        <location filename="../../app/gui/chat_view.py" line="201"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="185"/>
+        <location filename="../../app/gui/chat_view.py" line="209"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="207"/>
+        <location filename="../../app/gui/chat_view.py" line="232"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="207"/>
+        <location filename="../../app/gui/chat_view.py" line="232"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="207"/>
+        <location filename="../../app/gui/chat_view.py" line="232"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
@@ -863,7 +863,7 @@
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="91"/>
+        <location filename="../../app/gui/menus.py" line="92"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -871,77 +871,82 @@
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="33"/>
+        <location filename="../../app/gui/model_flow.py" line="35"/>
         <source>Load a target first</source>
         <translation>请先加载目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="59"/>
+        <location filename="../../app/gui/model_flow.py" line="61"/>
         <source>Training a draft …</source>
         <translation>正在训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="72"/>
+        <location filename="../../app/gui/model_flow.py" line="74"/>
         <source>Draft training finished</source>
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="98"/>
+        <location filename="../../app/gui/model_flow.py" line="101"/>
+        <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
+        <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="106"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <location filename="../../app/gui/model_flow.py" line="183"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="174"/>
+        <location filename="../../app/gui/model_flow.py" line="186"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <location filename="../../app/gui/model_flow.py" line="194"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <location filename="../../app/gui/model_flow.py" line="198"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <location filename="../../app/gui/model_flow.py" line="198"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="190"/>
+        <location filename="../../app/gui/model_flow.py" line="202"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="191"/>
+        <location filename="../../app/gui/model_flow.py" line="203"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="193"/>
+        <location filename="../../app/gui/model_flow.py" line="205"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="193"/>
+        <location filename="../../app/gui/model_flow.py" line="205"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="195"/>
+        <location filename="../../app/gui/model_flow.py" line="207"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="197"/>
+        <location filename="../../app/gui/model_flow.py" line="209"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -949,27 +954,27 @@
 <context>
     <name>ModelFlowMixin</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="86"/>
+        <location filename="../../app/gui/model_flow.py" line="88"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="135"/>
+        <location filename="../../app/gui/model_flow.py" line="147"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="151"/>
+        <location filename="../../app/gui/model_flow.py" line="163"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="154"/>
+        <location filename="../../app/gui/model_flow.py" line="166"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="160"/>
+        <location filename="../../app/gui/model_flow.py" line="172"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -1241,32 +1246,32 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="207"/>
+        <location filename="../../app/gui/model_flow.py" line="219"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
+        <location filename="../../app/gui/model_flow.py" line="222"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="211"/>
+        <location filename="../../app/gui/model_flow.py" line="223"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="218"/>
+        <location filename="../../app/gui/model_flow.py" line="230"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="220"/>
+        <location filename="../../app/gui/model_flow.py" line="232"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="223"/>
+        <location filename="../../app/gui/model_flow.py" line="235"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1536,7 +1541,7 @@
     <name>StepThrough</name>
     <message>
         <location filename="../../app/gui/step_view.py" line="88"/>
-        <location filename="../../app/gui/step_view.py" line="162"/>
+        <location filename="../../app/gui/step_view.py" line="185"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
@@ -1576,57 +1581,57 @@
         <translation>跳到最新一轮并跟随</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="162"/>
+        <location filename="../../app/gui/step_view.py" line="185"/>
         <source>Resume</source>
         <translation>继续</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="217"/>
+        <location filename="../../app/gui/step_view.py" line="255"/>
         <source>No rounds yet: send a message (or replay a recording), then pause and step with ← and →.</source>
         <translation>还没有轮次：发送一条消息（或回放一段录制），然后暂停并用 ← 和 → 逐轮查看。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="226"/>
+        <location filename="../../app/gui/step_view.py" line="264"/>
         <source>Round {0} of {1}: this round was stored without its acceptance test (reopened from history).</source>
         <translation>第 {0} 轮，共 {1} 轮：这一轮保存时没有包含接受检验（从历史记录重新打开）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="250"/>
+        <location filename="../../app/gui/step_view.py" line="286"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="251"/>
+        <location filename="../../app/gui/step_view.py" line="287"/>
         <source>live</source>
         <translation>实时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="251"/>
+        <location filename="../../app/gui/step_view.py" line="287"/>
         <source>stepping</source>
         <translation>逐轮查看中</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="253"/>
+        <location filename="../../app/gui/step_view.py" line="289"/>
         <source>{0} of {1} accepted, rejected at position {2}, then a corrected token</source>
         <translation>{1} 个中接受 {0} 个，在第 {2} 个位置被拒绝，随后是一个修正词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="256"/>
+        <location filename="../../app/gui/step_view.py" line="292"/>
         <source>all {0} accepted, then a bonus token</source>
         <translation>全部 {0} 个被接受，随后是一个奖励词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="258"/>
+        <location filename="../../app/gui/step_view.py" line="294"/>
         <source>no draft this round</source>
         <translation>本轮没有草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="260"/>
+        <location filename="../../app/gui/step_view.py" line="296"/>
         <source>&lt;b&gt;Round {0} of {1}&lt;/b&gt; · γ = {2} · {3} · emitted {4} · &lt;i&gt;{5}&lt;/i&gt;</source>
         <translation>&lt;b&gt;第 {0} 轮，共 {1} 轮&lt;/b&gt; · γ = {2} · {3} · 输出 {4} 个 · &lt;i&gt;{5}&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="275"/>
+        <location filename="../../app/gui/step_view.py" line="311"/>
         <source>Drafted: {0}</source>
         <translation>草稿：{0}</translation>
     </message>

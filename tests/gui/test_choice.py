@@ -48,7 +48,8 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
 def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, monkeypatch):
     from app.gui import model_flow
 
-    monkeypatch.setattr(model_flow, "RECHECK_ROUNDS", 10**9)  # the live fallback is tested on its own below
+    monkeypatch.setattr(model_flow, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
+    monkeypatch.setattr(model_flow, "MEASURED_FLOOR", 0.0)
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.selection.spec == "prompt-lookup" and win.drafter is not None
     assert win.controls.gamma_is_auto() and win.auto is not None
@@ -90,3 +91,23 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
     win.plots.refresh()
     assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
         win.plots.speedup_notice.toPlainText()
+
+
+def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
+    """The load-time probe can be optimistic for long chats (the bf16 self-draft slows with context faster than
+    the target): an answer measured clearly slower than target-only steps timed in this chat ends the draft."""
+    from app.gui.chat_view import ChatMessage
+
+    win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+    assert win.drafter is not None
+    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
+    win.recheck_choice()
+    assert win.drafter is not None  # within the noise band
+    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
+    win.recheck_choice()
+    assert win.drafter is not None  # too short to judge: mostly prefill
+    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
+    win.recheck_choice()
+    assert win.drafter is None and win.auto is None
+    win.plots.refresh()
+    assert "the last answer ran at 0.50× target-only" in win.plots.speedup_notice.toPlainText()
