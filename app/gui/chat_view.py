@@ -94,9 +94,7 @@ class ChatView(QTextBrowser):
             cursor.removeSelectedText()
         message = self.messages[index]
         if message.role == "assistant" and not message.streaming and (message.stats or message.partial):
-            muted = QTextCharFormat()
-            muted.setForeground(QColor(self.colors.muted))
-            self._insert_footer(cursor, index, message, muted)
+            self._insert_footer(cursor, index, message, self._muted())
 
     def append_tokens(self, index: int, tokens: list[StoredToken]) -> None:
         """Stream tokens onto the last message (index must be the last one)."""
@@ -138,8 +136,7 @@ class ChatView(QTextBrowser):
         who.setForeground(QColor(self.colors.accent if message.role == "assistant" else self.colors.text))
         name = "SpecLens" if message.role == "assistant" else self.tr("You")
         cursor.insertText(name, who)
-        muted = QTextCharFormat()
-        muted.setForeground(QColor(self.colors.muted))
+        muted = self._muted()
         if message.role == "assistant" and message.stats.get("draft"):
             cursor.insertText(f"   {message.stats.get('target', '')} ← {message.stats['draft']}", muted)
         body = QTextBlockFormat()
@@ -163,8 +160,7 @@ class ChatView(QTextBrowser):
 
     def _render_examples(self) -> None:
         cursor = QTextCursor(self.document())
-        muted = QTextCharFormat()
-        muted.setForeground(QColor(self.colors.muted))
+        muted = self._muted()
         cursor.insertText(self.tr("Try an example — one click sends it:"), muted)
         for i, (title, prompt) in enumerate(self.examples):
             block = QTextBlockFormat()
@@ -231,6 +227,11 @@ class ChatView(QTextBrowser):
             fmt.setForeground(QColor(self.colors.accent))
             labels = {"copy": self.tr("Copy"), "regenerate": self.tr("Regenerate"), "edit": self.tr("Edit")}
             cursor.insertText(labels.get(name, name), fmt)
+
+    def _muted(self) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor(self.colors.muted))
+        return fmt
 
     def _end_of_body(self) -> QTextCursor:
         cursor = QTextCursor(self.document())
