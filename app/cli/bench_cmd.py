@@ -178,7 +178,6 @@ def choice_json(selection) -> dict:
     return {
         "drafter": choice.drafter, "gamma": choice.gamma, "predicted": choice.predicted, "reason": choice.reason,
         "cached": cal.cached, "verify_seconds": list(cal.verify.seconds), "head_seconds": cal.verify.head,
-        "lazy_head": cal.verify.lazy,
         "profiles": [
             {"name": p.name, "label": p.label, "c": p.c, "alpha": p.alpha, "coverage": p.coverage,
              "per_position": list(p.per_position), "gamma": options[p.name].gamma,

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import torch
 
-from app.engine.feature_draft import FeatureDraftConfig, FeatureDrafter, FeatureDraftModel, init_from_target
+from app.engine.feature_drafter import FeatureDrafter
+from app.engine.feature_format import FeatureDraftConfig
+from app.engine.feature_net import FeatureDraftModel
 
 from .data import Sequence, builtin_prompts, generate_answers, read_prompts, read_text, read_texts
 from .evaluate import evaluate
+from .init_draft import init_from_target
 from .train import Batch, Shared, agreement, collate, losses, make_batches
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from app.engine.feature_draft import FeatureDraftModel
+from app.engine.feature_net import FeatureDraftModel
 
 from .data import Sequence
 

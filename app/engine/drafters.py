@@ -1,36 +1,73 @@
-"""Drafters: anything that proposes up to gamma tokens with the full q they were drawn from.
+"""The drafter interface (`Drafter`) and its model-based and model-free drafters, with their static-cache forms.
 
-Interface (duck-typed, see `Drafter`): `begin()` before a new sequence, `draft(...)` per round,
-`rollback(length)` after verification so no state outlives a rejection.
+A drafter proposes up to gamma tokens with the full q they were drawn from. A round runner calls
+`draft(...)`, verifies, then `commit(kept, features, start)` so no drafter state outlives a rejection.
+`static_form(decoder)` gives the same drafter on static caches (see static.py), or a one-line reason.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 from transformers import PreTrainedModel
 
 from .kv import forward, new_cache, rollback
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
+from .static_kv import static_support
+
+if TYPE_CHECKING:
+    from .static import StaticDecoder, StaticDraft, StaticRounds
 
 
 class Drafter(Protocol):
     name: str
+    wants_features: bool  # True: commit() receives the target's final-norm features of the kept positions
 
-    def begin(self) -> None: ...
+    def seed(self, seed: int) -> None:
+        """Seed the drafter's own random stream (decode draws it from the main one)."""
+
+    def begin(self) -> None:
+        """Forget everything: a new sequence starts."""
 
     def draft(
         self, ids: torch.Tensor, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """ids [L] (context, last token included) -> (tokens [g] long, q [g, V] float32), g <= gamma."""
-        ...
 
-    def rollback(self, length: int) -> None: ...
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
+        """After verification: the first `kept` positions are final. features [kept - start, H] of positions
+        start..kept-1 when `wants_features`, else None."""
+
+    def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
+        """This drafter on static caches, or a one-line reason why it cannot run there."""
+
+
+def unsupported_on_static(drafter: Drafter) -> str:
+    """The reason a drafter without a static form gives."""
+    return f"the static cache does not support the {drafter.name} drafter yet"
+
+
+def draft_chain(feed: Callable[[torch.Tensor], torch.Tensor], first: torch.Tensor, gamma: int, params: DecodeParams,
+                vocab_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Autoregressive drafting: feed(tokens [n]) -> logits [V_model] of the last one; first [n] is fed first.
+    -> (x [gamma] long, q [gamma, V] float32), without a host sync."""
+    tokens, qs = [], []
+    step = first
+    for _ in range(gamma):
+        q_i = logits_to_probs(fit_vocab(feed(step), vocab_size), params)  # [V]
+        x_i = sample(q_i, generator, params.greedy)  # []
+        tokens.append(x_i)
+        qs.append(q_i)
+        step = x_i.view(1)
+    return torch.stack(tokens), torch.stack(qs)
 
 
 class ModelDrafter:
     """A causal LM sharing the target's vocabulary, drafting autoregressively with its own KV cache."""
+
+    wants_features = False
 
     def __init__(self, model: PreTrainedModel, name: str = "draft model") -> None:
         self.model = model
@@ -49,18 +86,47 @@ class ModelDrafter:
         # Catch up on whatever the cache lacks: the whole prompt at first, then the last
         # corrected/bonus token (and the last accepted draft when all were accepted).
         step = ids[self.cache.get_seq_length() :].to(self.device)
-        tokens, qs = [], []
-        for _ in range(gamma):
-            logits = fit_vocab(forward(self.model, self.cache, step, keep=1)[-1], vocab_size)
-            q_i = logits_to_probs(logits, params)  # [V]
-            x_i = sample(q_i, self.generator, params.greedy)  # []
-            tokens.append(x_i)
-            qs.append(q_i)
-            step = x_i.view(1)
-        return torch.stack(tokens), torch.stack(qs)
+        feed = lambda tokens: forward(self.model, self.cache, tokens, keep=1)[-1]  # noqa: E731
+        return draft_chain(feed, step, gamma, params, vocab_size, self.generator)
 
-    def rollback(self, length: int) -> None:
-        rollback(self.cache, length)
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
+        rollback(self.cache, kept)
+
+    def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
+        return static_support(self.model) or _StaticModelDraft(self)
+
+
+class _StaticModelDraft:
+    """A ModelDrafter on a static cache: one token per step, its drafts written into the session's buffer."""
+
+    def __init__(self, drafter: ModelDrafter) -> None:
+        self.drafter = drafter
+        self.models = (drafter.model,)
+        self.held = 0  # draft cache positions that hold the context
+
+    def begin(self, rounds: StaticRounds, prompt_len: int) -> None:
+        self.cache = rounds.static_model(self.drafter.model)
+        self.cache.prefill(rounds.ctx[: prompt_len - 1])
+        self.held = prompt_len - 1
+
+    def draft(self, rounds: StaticRounds, ids_list, gamma, params, vocab_size):
+        n_ctx = len(ids_list)
+        ctx = rounds.ctx
+        for pos in range(self.held, n_ctx - 1):  # catch up: the last accepted draft after a full accept
+            self.cache.step(ctx[pos : pos + 1], pos)
+        pos = [n_ctx - 1]
+
+        def feed(tokens: torch.Tensor) -> torch.Tensor:
+            logits = self.cache.step(tokens, pos[0])
+            pos[0] += 1
+            return logits
+
+        x, q = draft_chain(feed, ctx[n_ctx - 1 : n_ctx], gamma, params, vocab_size, self.drafter.generator)
+        self.held = n_ctx + gamma - 1  # x_gamma itself was never fed
+        return x, q
+
+    def commit(self, kept: int) -> None:
+        self.held = min(self.held, kept)
 
 
 class PromptLookupDrafter:
@@ -70,15 +136,19 @@ class PromptLookupDrafter:
     """
 
     name = "prompt lookup"
+    wants_features = False
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 1) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
 
+    def seed(self, seed: int) -> None:
+        pass  # deterministic
+
     def begin(self) -> None:
         pass
 
-    def rollback(self, length: int) -> None:
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
         pass
 
     def propose(self, ids_list: list[int], gamma: int) -> list[int]:
@@ -92,8 +162,34 @@ class PromptLookupDrafter:
         return []
 
     def draft(self, ids, ids_list, gamma, params, vocab_size):
-        proposal = self.propose(ids_list, gamma)
-        tokens = torch.tensor(proposal, dtype=torch.long, device=ids.device)
-        q = torch.zeros(len(proposal), vocab_size, dtype=torch.float32, device=ids.device)
-        q[torch.arange(len(proposal)), tokens] = 1.0
-        return tokens, q
+        return self.draft_on(ids.device, ids_list, gamma, vocab_size)
+
+    def draft_on(self, device: torch.device, ids_list: list[int], gamma: int, vocab_size: int):
+        """The proposal as x [g] on `device` (copied without waiting on it) and its one-hot q [g, V]."""
+        host = torch.tensor(self.propose(ids_list, gamma), dtype=torch.long)
+        if device.type == "cuda":
+            host = host.pin_memory()
+        x = host.to(device, non_blocking=True)
+        q = torch.zeros(len(host), vocab_size, dtype=torch.float32, device=device)
+        return x, q.scatter_(-1, x[:, None], 1.0)
+
+    def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
+        return _StaticLookup(self)
+
+
+class _StaticLookup:
+    """Prompt lookup on the static path: the proposal is host data, so it needs no cache of its own."""
+
+    models = ()
+
+    def __init__(self, drafter: PromptLookupDrafter) -> None:
+        self.drafter = drafter
+
+    def begin(self, rounds: StaticRounds, prompt_len: int) -> None:
+        pass
+
+    def draft(self, rounds: StaticRounds, ids_list, gamma, params, vocab_size):
+        return self.drafter.draft_on(rounds.device, ids_list, gamma, vocab_size)
+
+    def commit(self, kept: int) -> None:
+        pass

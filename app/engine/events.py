@@ -1,7 +1,7 @@
-"""Events yielded by the decoding generator.
+"""Events yielded by the decoding generator: TokenEvent, RoundEvent, FinishedEvent, and the token Status.
 
 Every consumer (CLI, benchmark, GUI worker, tests) sees the same frozen records, so
-what is displayed is exactly what the engine did.
+what is displayed is exactly what the engine did. They are built with keywords only.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class TopEntries:
     residual: Top
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TokenEvent:
     token_id: int
     status: Status
@@ -48,7 +48,7 @@ class TokenEvent:
         return self.status is not Status.REJECTED
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoundEvent:
     round: int
     gamma: int  # draft length requested for this round
@@ -78,7 +78,7 @@ class RoundEvent:
         return tuple(u < a for u, a in zip(self.u, self.accept_prob, strict=False))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FinishedEvent:
     reason: str  # "eos" | "length" | "cancelled" | "context"
     prompt_tokens: int

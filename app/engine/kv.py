@@ -1,4 +1,4 @@
-"""Model calls against a KV cache, and rolling the cache back."""
+"""Model calls against a KV cache (whole, trunk only or head only), rolling the cache back, and the device sync."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ _HEAD_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 def splits_head(model: PreTrainedModel) -> bool:
     """True when logits are exactly `output_embeddings(base_model(...).last_hidden_state)`, so the trunk
-    and the head can run separately (features for a feature draft, lazy head rows)."""
+    and the head can run separately (the features a feature draft reads)."""
     config = model.config.get_text_config()
     if any(getattr(config, name, None) not in (None, 1, 1.0) for name in _HEAD_EXTRAS):
         return False
@@ -70,3 +70,9 @@ def trunk(model: PreTrainedModel, cache: DynamicCache, ids: torch.Tensor) -> tor
 def head(model: PreTrainedModel, hidden: torch.Tensor) -> torch.Tensor:
     """hidden [..., H] -> logits [..., V_model]: the output rows applied to only the rows asked for."""
     return model.get_output_embeddings()(hidden)
+
+
+def sync(device: torch.device) -> None:
+    """Wait for the device's queued work (a no-op on a CPU, where every call has already run)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

@@ -23,12 +23,10 @@ LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponentia
 @dataclass(frozen=True, slots=True)
 class VerifyCosts:
     """Seconds of one target pass over n new tokens after a cached context, n = 1..len(seconds), with the
-    head applied at every position; `head` is one head row's seconds. With lazy-head verification the
-    head is applied only up to the first rejection, so a round saves (γ + 1 − E[N]) head rows."""
+    head applied at every position, as the engine does; `head` is one head row's seconds (reported)."""
 
     seconds: tuple[float, ...]
     head: float = 0.0
-    lazy: bool = False
 
     @property
     def step(self) -> float:
@@ -76,8 +74,6 @@ def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts) -> float:
     cover = profile.coverage
     emitted = expected_tokens(profile, gamma)
     verify_cost = verify.v(gamma + 1)
-    if verify.lazy:  # rows evaluated = accepted + 1 = tokens emitted
-        verify_cost -= (gamma + 1 - emitted) * verify.head / verify.step
     tokens = cover * emitted + (1 - cover)
     cost = cover * (gamma * profile.c + verify_cost) + (1 - cover) * verify.v(1)
     return tokens / cost

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .decode import decode
+from .decoding import decode
 from .events import FinishedEvent, RoundEvent, Status, TokenEvent
 from .sampling import DecodeParams
 from .stats import Summary, summarize

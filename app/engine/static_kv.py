@@ -17,7 +17,7 @@ import torch
 from transformers import PreTrainedModel
 from transformers.cache_utils import Cache, StaticLayer
 
-from .kv import cache_argument
+from .kv import cache_argument, sync
 
 # Verify feeds gamma + 1 tokens padded up to the next of these (MAX_GAMMA = 16 needs 17 -> 32);
 # each size is one compiled graph, so the set is small.
@@ -182,12 +182,7 @@ class StaticModel:
         torch.compiler.cudagraph_mark_step_begin()  # outputs of the previous replay may be overwritten
         out = fn(tokens, pos)
         if first:
-            _sync(self.device)
+            sync(self.device)
             self.compile_seconds += time.perf_counter() - t0
             self._compiled_shapes.add(key)
         return out
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .decode import decide
+from .acceptance import decide
 from .sampling import sample
 
 

@@ -138,7 +138,8 @@ def rounds_from_stats(stats: dict) -> list[RoundEvent]:
     rounds = stats.get("rounds") or []
     timing = stats.get("round_timing") or [[stats.get("gamma") or 1, 0.0, 0.0, []]] * len(rounds)
     return [
-        RoundEvent(i, gamma, drafted, accepted, emitted, bool(bonus), tuple(overlap), draft_time, verify_time)
+        RoundEvent(round=i, gamma=gamma, drafted=drafted, accepted=accepted, emitted=emitted, bonus=bool(bonus),
+                   overlap=tuple(overlap), draft_time=draft_time, verify_time=verify_time)
         for i, ((drafted, accepted, emitted, bonus), (gamma, draft_time, verify_time, overlap))
         in enumerate(zip(rounds, timing, strict=True))
     ]

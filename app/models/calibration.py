@@ -217,7 +217,7 @@ def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS
         points.append((n, floor))
     seconds = tuple(_interpolate(points, n) for n in range(1, n_max + 1))
     head = max(0.0, (min(times[n_max, n_max]) - min(times[n_max, 1])) / max(n_max - 1, 1))
-    return VerifyCosts(seconds, head, lazy=_lazy_head(model))
+    return VerifyCosts(seconds, head)
 
 
 def _interpolate(points: list[tuple[int, float]], n: int) -> float:
@@ -225,12 +225,6 @@ def _interpolate(points: list[tuple[int, float]], n: int) -> float:
         if n0 <= n <= n1:
             return s0 + (s1 - s0) * (n - n0) / (n1 - n0)
     return points[0][1]
-
-
-def _lazy_head(model) -> bool:
-    """Whether decode() applies the head lazily: it does not by default (lazy_head=False), so the
-    prediction charges the head at every verified position, as the engine does."""
-    return False
 
 
 def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, verify: VerifyCosts) -> DrafterProfile:
@@ -300,7 +294,7 @@ def cache_file() -> Path:
 def _read_cache(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | None:
     try:
         entry = json.loads(cache_file().read_text(encoding="utf-8"))["entries"][key]
-        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"], entry["verify"]["lazy"])
+        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"])
         profiles = tuple(
             DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"])
             for p in entry["profiles"]

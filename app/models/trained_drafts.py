@@ -27,13 +27,9 @@ from pathlib import Path
 
 import torch
 
-from app.engine.feature_draft import (
-    FeatureDraftConfig,
-    FeatureDrafter,
-    FeatureDraftModel,
-    fingerprint,
-    fingerprint_mismatch,
-)
+from app.engine.feature_drafter import FeatureDrafter
+from app.engine.feature_format import FeatureDraftConfig, fingerprint, fingerprint_mismatch
+from app.engine.feature_net import FeatureDraftModel
 from app.paths import resource_path, user_data_dir
 
 from .errors import CorruptModel, IncompatibleModels, ModelNotFound

@@ -13,7 +13,7 @@ from tiny_models import noisy_copy
 from app.cli import main
 from app.distill import run_distill
 from app.engine import DecodeParams, generate
-from app.engine.feature_draft import FeatureDrafter
+from app.engine.feature_drafter import FeatureDrafter
 from app.models import (
     CorruptModel,
     IncompatibleModels,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.engine import DecodeParams, generate
-from app.engine.feature_draft import FeatureDrafter
+from app.engine.feature_drafter import FeatureDrafter
 from app.models import list_trained_drafts, make_drafter
 from app.paths import resource_path
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from app.engine.feature_draft import FeatureDraftConfig, FeatureDrafter, FeatureDraftModel, init_from_target
+from app.distill.init_draft import init_from_target
+from app.engine.feature_drafter import FeatureDrafter
+from app.engine.feature_format import FeatureDraftConfig
+from app.engine.feature_net import FeatureDraftModel
 
 
 def random_feature_draft(target, vocab_k: int, seed: int = 0, noise: float = 0.5) -> FeatureDraftModel:

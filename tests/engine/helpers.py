@@ -1,8 +1,7 @@
-"""Statistics shared by the engine tests: pooled chi-square, exact enumeration, the accepted-count law."""
+"""Shared by the engine tests: pooled chi-square, exact enumeration, the accepted-count law, greedy references."""
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import replace
 
@@ -10,11 +9,7 @@ import numpy as np
 import torch
 from scipy.stats import chisquare
 
-from app.engine import DecodeParams, FinishedEvent, RoundEvent, decode, logits_to_probs
-
-# `app.engine.decode` the attribute is the function; the module (to monkeypatch) comes from here.
-decode_module = importlib.import_module("app.engine.decode")
-drafters_module = importlib.import_module("app.engine.drafters")
+from app.engine import DecodeParams, FinishedEvent, RoundEvent, decode, generate, logits_to_probs
 
 MIN_EXPECTED = 5.0  # chi-square needs about 5 expected counts per cell; smaller cells are pooled
 
@@ -91,3 +86,19 @@ def law_deviations(rounds: list[RoundEvent]) -> list[float]:
             var[n] += prob * (1 - prob)
         seen[r.accepted] += 1
     return [(seen[n] - mean[n]) / math.sqrt(max(var[n], 1e-12)) for n in range(gamma + 1)]
+
+
+GAMMAS = (1, 2, 4, 8)
+PROMPTS = ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3])
+
+
+def reference(model, prompt: torch.Tensor, new_tokens: int, stop: int) -> list[int]:
+    out = model.generate(
+        prompt.view(1, -1), do_sample=False, max_new_tokens=new_tokens, eos_token_id=stop, pad_token_id=stop
+    )
+    return out[0, prompt.numel() :].tolist()
+
+
+def greedy(model, prompt, drafter, gamma: int, new_tokens: int, stop: int) -> list[int]:
+    params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=new_tokens, seed=0)
+    return generate(model, prompt, drafter, params, stop_token_ids=(stop,)).token_ids

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from app.engine import DecodeParams, accept, logits_to_probs, sample
+from app.engine import DecodeParams, acceptance, logits_to_probs, sample
+from app.engine.acceptance import accept
 
-from .helpers import accepted_count_law, chi_square_p, decode_module
+from .helpers import accepted_count_law, chi_square_p
 
 P_MIN = 1e-3  # honest runs are seeded; every p-value is reported by the failure message
 
@@ -20,7 +21,7 @@ def first_tokens(p: torch.Tensor, q: torch.Tensor, trials: int, seed: int) -> tu
     gen = torch.Generator().manual_seed(seed)
     v = p.shape[-1]
     x = sample(q.expand(trials, v), gen)
-    n, y, *_ = decode_module.decide(
+    n, y, *_ = acceptance.decide(
         p.expand(trials, 2, v), q.expand(trials, 1, v), x[:, None], gen
     )
     return torch.where(n == 1, x, y), n == 1
@@ -51,7 +52,7 @@ def test_worked_examples(q, alpha):
 @pytest.mark.parametrize(("q", "wrong"), [((0.8, 0.2), (0.72, 0.28)), ((0.9, 0.1), (0.78, 0.22))])
 def test_resampling_from_p_is_caught(monkeypatch, q, wrong):
     """Planted bug: after a rejection sample p instead of the residual (forced through the fallback)."""
-    monkeypatch.setattr(decode_module, "RESIDUAL_EPS", float("inf"))
+    monkeypatch.setattr(acceptance, "RESIDUAL_EPS", float("inf"))
     tokens, _ = first_tokens(torch.tensor([0.6, 0.4]), torch.tensor(q), 20_000, seed=1)
     counts = histogram(tokens, 2)
     assert chi_square_p(counts, [0.6, 0.4]) < 1e-12
@@ -103,7 +104,7 @@ def test_accepted_count_law_and_bonus():
     p = logits_to_probs(torch.randn(gamma + 1, v, generator=gen) * 2, DecodeParams())
     q = logits_to_probs(torch.randn(gamma, v, generator=gen) * 2 + p[:gamma].log(), DecodeParams())
     x = sample(q.expand(trials, gamma, v), gen)
-    n, y, *_ = decode_module.decide(p.expand(trials, -1, -1), q.expand(trials, -1, -1), x, gen)
+    n, y, *_ = acceptance.decide(p.expand(trials, -1, -1), q.expand(trials, -1, -1), x, gen)
     law = accepted_count_law(torch.minimum(p[:gamma], q).sum(-1).tolist())
     counts = torch.bincount(n, minlength=gamma + 1).numpy()
     for k in range(gamma + 1):
@@ -121,9 +122,9 @@ def test_accept_reports_what_the_rule_decided():
     for seed in range(50):
         x = sample(q, torch.Generator().manual_seed(1000 + seed))
         verdict = accept(p, q, x, torch.Generator().manual_seed(seed))
-        n, y, *_ = decode_module.decide(p, q, x, torch.Generator().manual_seed(seed))
+        n, y, *_ = acceptance.decide(p, q, x, torch.Generator().manual_seed(seed))
         assert (verdict.n_accepted, verdict.next_token) == (int(n), int(y))
-        assert verdict.p_x[-1] == pytest.approx(p[verdict.n_accepted, verdict.next_token].item())
+        assert verdict.p_y == pytest.approx(p[verdict.n_accepted, verdict.next_token].item())
         assert verdict.overlap == pytest.approx(torch.minimum(p[:3], q).sum(-1).tolist())
         assert (verdict.top is None) == (verdict.n_accepted == 3)
 
@@ -134,6 +135,6 @@ def test_vanishing_residual_falls_back_to_p():
     q = torch.tensor([[0.5, 0.5 - 1e-7, 1e-7]])
     trials = 4000
     x = torch.full((trials, 1), 2)  # the drafted token p gives no mass to: always rejected
-    n, y, *_ = decode_module.decide(p.expand(trials, -1, -1), q.expand(trials, -1, -1), x, torch.Generator())
+    n, y, *_ = acceptance.decide(p.expand(trials, -1, -1), q.expand(trials, -1, -1), x, torch.Generator())
     assert int(n.sum()) == 0
     assert chi_square_p(histogram(y, 3), p[0].double()) > P_MIN  # the raw residual would give token 1 only

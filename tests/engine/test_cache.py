@@ -5,32 +5,27 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.engine import DecodeParams, ModelDrafter, speculative_step
+from app.engine import DecodeParams, DynamicRounds, ModelDrafter, drafters, rounds
 from app.engine.kv import forward, new_cache
 from app.engine.kv import rollback as crop  # bound here, so the planted no-op rollbacks leave it alone
-
-from .helpers import decode_module, drafters_module
 
 GAMMA = 4
 PROMPT = [5, 9, 12, 7, 3]
 
 
-def cache_faults(target, draft, rounds: int = 12) -> list[str]:
-    """Drive speculative_step round by round; describe the caches that are off (stops at the first)."""
+def cache_faults(target, draft, n_rounds: int = 12) -> list[str]:
+    """Drive DynamicRounds round by round; describe the caches that are off (stops at the first)."""
     params = DecodeParams(gamma=GAMMA, temperature=1.0)
     drafter = ModelDrafter(draft)
     drafter.seed(1)
     drafter.begin()
-    cache = new_cache(target)
     ids_list = list(PROMPT)
-    generator = torch.Generator().manual_seed(0)
+    runner = DynamicRounds(target, ids_list, drafter, torch.Generator().manual_seed(0))
+    cache = runner.cache
     rejections = 0
-    for r in range(rounds):
-        drafted, verdict, _, _ = speculative_step(
-            target, cache, drafter, torch.tensor(ids_list), ids_list, GAMMA, params,
-            target.config.vocab_size, generator,
-        )
-        n = verdict.n_accepted
+    for r in range(n_rounds):
+        verdict = runner.step(ids_list, GAMMA, params, target.config.vocab_size).verdict
+        drafted, n = list(verdict.drafts), verdict.n_accepted
         rejections += n < GAMMA
         kept = len(ids_list) + n
         # The drafter fed the whole context and x_1..x_{gamma-1}; it keeps what survives of that.
@@ -64,7 +59,7 @@ def test_caches_roll_back_exactly(vocab34_pair):
     assert cache_faults(*vocab34_pair) == []
 
 
-@pytest.mark.parametrize("module", [decode_module, drafters_module], ids=["target", "draft"])
+@pytest.mark.parametrize("module", [rounds, drafters], ids=["target", "draft"])
 def test_skipped_rollback_is_caught(vocab34_pair, monkeypatch, module):
     """Planted bug: one side never drops its rejected drafts."""
     monkeypatch.setattr(module, "rollback", lambda cache, length: None)

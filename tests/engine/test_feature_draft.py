@@ -6,14 +6,22 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.engine import DecodeParams, generate, speculative_step
-from app.engine.decode import verify_trunk
-from app.engine.feature_draft import FeatureDrafter
-from app.engine.kv import new_cache
+from app.engine import DecodeParams, DynamicRounds, generate
+from app.engine.feature_drafter import FeatureDrafter
+from app.engine.kv import new_cache, trunk
+from app.engine.static import StaticDecoder
 
 from .feature_helpers import feature_drafter, random_feature_draft
-from .helpers import chi_square_p, exact_joint, law_deviations, sampled_joint
-from .test_greedy import GAMMAS, PROMPTS, greedy, reference
+from .helpers import (
+    GAMMAS,
+    PROMPTS,
+    chi_square_p,
+    exact_joint,
+    greedy,
+    law_deviations,
+    reference,
+    sampled_joint,
+)
 
 VOCAB = 8
 P_MIN = 1e-3
@@ -86,7 +94,7 @@ def test_accepted_counts_follow_the_law(vocab34_pair):
     rounds = []
     for seed in range(16):
         result = generate(target, torch.tensor([5, 9, 12]), drafter,
-                          DecodeParams(gamma=4, temperature=1.0, max_new_tokens=40, seed=seed), lazy_head=False)
+                          DecodeParams(gamma=4, temperature=1.0, max_new_tokens=40, seed=seed))
         for r in result.rounds[1:-1]:  # round 0 has no features yet; the last may be cut
             assert r.drafted == r.gamma and r.emitted == r.accepted + 1, r
         rounds += [r for r in result.rounds[:-1] if r.drafted]
@@ -108,14 +116,17 @@ class Recorder:
         self.last = self.inner.draft(*args)
         return self.last
 
+    def seed(self, seed):
+        self.inner.seed(seed)
+
     def begin(self):
         self.inner.begin()
 
-    def rollback(self, length):
-        self.inner.rollback(length)
+    def commit(self, kept, features, start):
+        self.inner.commit(kept, features, start)
 
-    def observe(self, features, start):
-        self.inner.observe(features, start)
+    def static_form(self, decoder):
+        return self.inner.static_form(decoder)
 
 
 def state_faults(target, model, rounds: int = 14) -> list[str]:
@@ -124,11 +135,10 @@ def state_faults(target, model, rounds: int = 14) -> list[str]:
     params = DecodeParams(gamma=4, temperature=1.0)
     vocab = target.config.vocab_size
     drafter = Recorder(FeatureDrafter(model, target))
-    drafter.inner.seed(1)
+    drafter.seed(1)
     drafter.begin()
-    cache = new_cache(target)
     ids_list = [5, 9, 12, 7, 3]
-    generator = torch.Generator().manual_seed(0)
+    runner = DynamicRounds(target, ids_list, drafter, torch.Generator().manual_seed(0))
     faults, rejections, acceptances = [], 0, 0
     for r in range(rounds):
         ids = torch.tensor(ids_list)
@@ -136,11 +146,12 @@ def state_faults(target, model, rounds: int = 14) -> list[str]:
         if r > 0:
             fresh = FeatureDrafter(model, target)
             fresh.begin()
-            fresh.observe(verify_trunk(target, new_cache(target), ids[:-1], ids.new_empty(0)), 0)
+            features = trunk(target, new_cache(target), ids[:-1])  # [N - 1, H]
+            fresh.commit(len(features), features, 0)
             fresh.generator.set_state(drafter.inner.generator.get_state())
             expected = fresh.draft(ids, ids_list, params.gamma, params, vocab)
-        drafted, verdict, _, _ = speculative_step(target, cache, drafter, ids, ids_list, params.gamma, params,
-                                                  vocab, generator)
+        verdict = runner.step(ids_list, params.gamma, params, vocab).verdict
+        drafted = list(verdict.drafts)
         if fresh is not None:
             got = drafter.last
             if got[0].tolist() != expected[0].tolist() or not torch.allclose(got[1], expected[1], atol=1e-5):
@@ -160,69 +171,18 @@ def test_state_equals_fresh_recompute(vocab34_pair):
 
 
 def test_kept_speculative_entries_are_caught(vocab34_pair, monkeypatch):
-    """Planted bug: rollback keeps the accepted speculative entries (computed from the draft's own g) and
-    only the features after them are fed later."""
+    """Planted bug: commit keeps the accepted speculative entries (computed from the draft's own g) and
+    queues only the features after them."""
     target, _ = vocab34_pair
 
-    def keep_speculative(self, length):
-        self.cache.length = min(self.cache.length, length)
-
-    def observe_rest(self, features, start):
+    def keep_speculative(self, kept, features, start):
+        self.cache.length = min(self.cache.length, kept)
         self.pending = torch.cat([self.pending, features[self.cache.length + len(self.pending) - start :]])
 
-    monkeypatch.setattr(FeatureDrafter, "rollback", keep_speculative)
-    monkeypatch.setattr(FeatureDrafter, "observe", observe_rest)
+    monkeypatch.setattr(FeatureDrafter, "commit", keep_speculative)
     faults = state_faults(target, random_feature_draft(target, 30, noise=0.05))
     print(faults)
     assert faults
-
-
-def test_lazy_head_makes_the_same_decisions(vocab34_pair):
-    """Lazy head rows against the full head: same tokens, statuses and rounds, greedy and sampled."""
-    target, draft = vocab34_pair
-    from app.engine import ModelDrafter
-
-    rejected = bonus = 0
-    for make in (lambda: ModelDrafter(draft), lambda: feature_drafter(target, vocab_k=30, noise=0.05)):
-        for temperature in (0.0, 1.0):
-            runs = []
-            for lazy in (False, True):
-                params = DecodeParams(gamma=4, temperature=temperature, max_new_tokens=40, seed=7)
-                result = generate(target, torch.tensor([5, 9, 12]), make(), params, lazy_head=lazy)
-                runs.append(result)
-            full, lazy = runs
-            assert lazy.token_ids == full.token_ids
-            assert lazy.statuses == full.statuses
-            assert [(r.drafted, r.accepted) for r in lazy.rounds] == [(r.drafted, r.accepted) for r in full.rounds]
-            # Lazy rows stop at the first rejection: overlaps of tested positions agree.
-            for a, b in zip(lazy.rounds, full.rounds, strict=True):
-                assert len(a.overlap) == min(b.drafted, b.accepted + 1)
-                assert a.overlap == pytest.approx(b.overlap[: len(a.overlap)], abs=1e-5)
-            rejected += sum(r.accepted < r.drafted for r in full.rounds)
-            bonus += sum(r.bonus for r in full.rounds)
-    assert rejected and bonus, "the comparison needs rejections and all-accepted rounds"
-
-
-def test_lazy_accept_uses_fewer_rows(vocab34_pair, monkeypatch):
-    """The head is applied to at most accepted + 1 rows per round."""
-    import importlib
-
-    decode_module = importlib.import_module("app.engine.decode")
-    target, draft = vocab34_pair
-    rows = []
-    honest = decode_module.head_probs
-
-    def counting(t, hidden, params, vocab_size):
-        rows.append(1 if hidden.dim() == 1 else hidden.shape[0])
-        return honest(t, hidden, params, vocab_size)
-
-    monkeypatch.setattr(decode_module, "head_probs", counting)
-    from app.engine import ModelDrafter
-
-    result = generate(target, torch.tensor([5, 9, 12]), ModelDrafter(draft),
-                      DecodeParams(gamma=4, temperature=1.0, max_new_tokens=40, seed=3), lazy_head=True)
-    expected = sum(min(r.drafted, r.accepted + 1) + (r.accepted == r.drafted) for r in result.rounds)
-    assert sum(rows) == expected < sum(r.drafted + 1 for r in result.rounds)
 
 
 def test_round_zero_prefills_without_draft(vocab34_pair):
@@ -241,3 +201,11 @@ def test_feature_draft_needs_a_plain_head(vocab34_pair):
             generate(target, torch.tensor([5, 9, 12]), drafter, DecodeParams(gamma=2, max_new_tokens=4))
     finally:
         del target.config.final_logit_softcapping
+
+
+def test_static_caches_refuse_a_feature_draft(vocab34_pair):
+    """A feature draft has no static form yet: asking for static caches is a one-line error, not ignored."""
+    target, _ = vocab34_pair
+    with pytest.raises(ValueError, match="static cache does not support the feature draft drafter"):
+        generate(target, torch.tensor([5, 9, 12]), feature_drafter(target, 30), DecodeParams(gamma=2, max_new_tokens=4),
+                 static=StaticDecoder(target, min_capacity=16))

@@ -8,20 +8,7 @@ import torch
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
 from app.models import make_drafter
 
-GAMMAS = (1, 2, 4, 8)
-PROMPTS = ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3])
-
-
-def reference(model, prompt: torch.Tensor, new_tokens: int, stop: int) -> list[int]:
-    out = model.generate(
-        prompt.view(1, -1), do_sample=False, max_new_tokens=new_tokens, eos_token_id=stop, pad_token_id=stop
-    )
-    return out[0, prompt.numel() :].tolist()
-
-
-def greedy(model, prompt, drafter, gamma: int, new_tokens: int, stop: int) -> list[int]:
-    params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=new_tokens, seed=0)
-    return generate(model, prompt, drafter, params, stop_token_ids=(stop,)).token_ids
+from .helpers import GAMMAS, PROMPTS, greedy, reference
 
 
 @pytest.mark.parametrize("prompt", PROMPTS, ids=["plain", "repetitive"])

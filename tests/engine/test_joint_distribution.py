@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter
+from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance
 
-from .helpers import chi_square_p, decode_module, exact_joint, sampled_joint
+from .helpers import chi_square_p, exact_joint, sampled_joint
 
 VOCAB = 8
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
@@ -50,7 +50,7 @@ def test_resampling_from_p_is_caught(vocab8_pair, monkeypatch):
     """Planted bug: after a rejection draw from p instead of the residual."""
     target, draft = vocab8_pair
     params = CASES["gamma3-T1"]
-    monkeypatch.setattr(decode_module, "RESIDUAL_EPS", float("inf"))  # every residual "vanishes": p
+    monkeypatch.setattr(acceptance, "RESIDUAL_EPS", float("inf"))  # every residual "vanishes": p
     counts = sampled_joint(target, ModelDrafter(draft), [3], params, VOCAB, samples=2000)
     pvalue = chi_square_p(counts, exact_joint(target, [3], params, VOCAB))
     print(f"resample-from-p bug: chi-square p-value {pvalue:.4g}")

@@ -15,12 +15,11 @@ from app.engine import (
     Status,
     TokenEvent,
     accept,
+    acceptance,
     decode,
     logits_to_probs,
     sample,
 )
-
-from .helpers import decode_module
 
 
 def test_accept_reports_the_uniform_draws_decide_made():
@@ -31,9 +30,9 @@ def test_accept_reports_the_uniform_draws_decide_made():
     for seed in range(60):
         x = sample(q, torch.Generator().manual_seed(500 + seed))
         v = accept(p, q, x, torch.Generator().manual_seed(seed))
-        n, _, _, _, ratio, _, u = decode_module.decide(p, q, x, torch.Generator().manual_seed(seed))
+        n, _, _, _, ratio, _, u = acceptance.decide(p, q, x, torch.Generator().manual_seed(seed))
         tested = min(int(n) + 1, 3)
-        assert v.u == u[:tested].tolist()
+        assert v.u == tuple(u[:tested].tolist())
         decisions = [a < b for a, b in zip(v.u, v.accept_prob, strict=False)]
         assert decisions == [True] * v.n_accepted + [False] * (tested - v.n_accepted)
         assert len(v.top_p) == 4 and len(v.top_q) == 3

@@ -10,9 +10,9 @@ import dataclasses
 
 import torch
 
-from app.engine import DecodeParams, ModelDrafter, generate
+from app.engine import DecodeParams, ModelDrafter, generate, rounds
 
-from .helpers import decode_module, law_deviations
+from .helpers import law_deviations
 
 GAMMA = 4
 SIGMAS = 6
@@ -25,7 +25,6 @@ def run_rounds(target, draft, runs: int = 24):
         result = generate(
             target, torch.tensor([5, 9, 12]), drafter,
             DecodeParams(gamma=GAMMA, temperature=1.0, max_new_tokens=40, seed=seed),
-            lazy_head=False,  # the law needs every drafted position's overlap, not only the tested ones
         )
         assert result.finished.reason == "length"
         # The last round may be cut by max_new_tokens; every earlier one is whole.
@@ -47,16 +46,16 @@ def test_accepted_counts_follow_the_law(vocab34_pair):
 
 def test_dropped_bonus_is_caught(vocab34_pair, monkeypatch):
     """Planted bug: when every draft is accepted, end the round without sampling the bonus token."""
-    honest = decode_module.accept
+    honest = rounds.accept
 
-    def no_bonus(p, q, x, generator, greedy=False):
-        verdict = honest(p, q, x, generator, greedy)
+    def no_bonus(p, q, x, generator, greedy=False, **kwargs):
+        verdict = honest(p, q, x, generator, greedy, **kwargs)
         g = len(x)
         if g and verdict.n_accepted == g:  # emit x_g as the round's last token, and nothing after it
             return dataclasses.replace(verdict, n_accepted=g - 1, next_token=int(x[-1]))
         return verdict
 
-    monkeypatch.setattr(decode_module, "accept", no_bonus)
+    monkeypatch.setattr(rounds, "accept", no_bonus)
     deviations = law_deviations(run_rounds(*vocab34_pair))
     print("sigmas per n under the bug:", [round(d, 2) for d in deviations])
     assert max(abs(d) for d in deviations) > SIGMAS

@@ -30,7 +30,8 @@ def test_measured_verification_cost_replaces_the_one():
 
 def rnd(i, drafted, accepted, overlap):
     bonus = drafted > 0 and accepted == drafted
-    return RoundEvent(i, 3, drafted, accepted, accepted + 1, bonus, overlap, 0.01 * drafted, 0.02)
+    return RoundEvent(round=i, gamma=3, drafted=drafted, accepted=accepted, emitted=accepted + 1, bonus=bonus,
+                      overlap=overlap, draft_time=0.01 * drafted, verify_time=0.02)
 
 
 ROUNDS = [

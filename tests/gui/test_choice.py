@@ -84,7 +84,8 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
     assert win.drafter is not None  # no live evidence yet
     for i in range(1, 30):  # the draft is rejected every time in practice
         g = win.auto.gamma()
-        win.auto.observe(RoundEvent(i, g, g, 0, 1, False, (0.0,) * g, 1e-5, CPU.seconds[g]))
+        win.auto.observe(RoundEvent(round=i, gamma=g, drafted=g, accepted=0, emitted=1, bonus=False, overlap=(0.0,) * g,
+                                   draft_time=1e-5, verify_time=CPU.seconds[g]))
     win.recheck_choice()
     assert win.drafter is None and win.auto is None
     assert win.status_labels["choice"].text() == "Target-only (switched live)"

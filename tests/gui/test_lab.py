@@ -45,8 +45,9 @@ def test_simulation_lands_on_p_and_the_wrong_rule_on_its_bias():
 
 def test_simulation_uses_the_engines_decide(monkeypatch):
     """A planted bug in the engine's rule shows in the lab: it runs decide, not a copy of it."""
-    decode_module = __import__("app.engine.decode", fromlist=["RESIDUAL_EPS"])
-    monkeypatch.setattr(decode_module, "RESIDUAL_EPS", float("inf"))  # residual -> p: the wrong rule
+    from app.engine import acceptance
+
+    monkeypatch.setattr(acceptance, "RESIDUAL_EPS", float("inf"))  # residual -> p: the wrong rule
     rounds = 20_000
     counts = toy.simulate(torch.tensor([0.6, 0.4]), torch.tensor([0.8, 0.2]), 2, rounds,
                           torch.Generator().manual_seed(1))

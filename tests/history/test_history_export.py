@@ -145,10 +145,12 @@ def test_stored_token_from_engine_event():
     from app.engine import Status, TokenEvent, TopEntries
 
     top = TopEntries(p=((3, 0.5),), q=((4, 0.6),), residual=((3, 0.9),))
-    corrected = StoredToken.from_event(TokenEvent(3, Status.CORRECTED, 2, 1, 0.5, None, None, "é", top))
+    corrected = StoredToken.from_event(TokenEvent(token_id=3, status=Status.CORRECTED, round=2, position=1, p=0.5, q=None,
+                                                          accept_prob=None, text="é", top=top))
     assert corrected == StoredToken(
         3, "é", "corrected", 2, 0.5, None, None, StoredTop(((3, 0.5),), ((4, 0.6),), ((3, 0.9),))
     )
     assert type(corrected.status) is str
-    accepted = StoredToken.from_event(TokenEvent(7, Status.ACCEPTED, 0, 0, 0.9, 0.8, 1.0, "a"))
+    accepted = StoredToken.from_event(TokenEvent(token_id=7, status=Status.ACCEPTED, round=0, position=0, p=0.9,
+                                                         q=0.8, accept_prob=1.0, text="a"))
     assert (accepted.status, accepted.q, accepted.accept_prob, accepted.top) == ("accepted", 0.8, 1.0, None)

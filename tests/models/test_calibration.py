@@ -101,15 +101,16 @@ def test_verify_costs_are_measured_per_token_count(target):
 
 def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_path, monkeypatch):
     """A trained draft made for the target is a candidate; its α per position comes from its report."""
-    fd = pytest.importorskip("app.engine.feature_draft")
+    from app.engine.feature_format import FeatureDraftConfig, fingerprint
+    from app.engine.feature_net import FeatureDraftModel
     from app.models.trained_drafts import save_trained_draft
 
     monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "data"))  # the user's drafts folder
-    draft = fd.FeatureDraftModel(fd.FeatureDraftConfig.for_target(target.model, n_layers=1, vocab_k=24))
+    draft = FeatureDraftModel(FeatureDraftConfig.for_target(target.model, n_layers=1, vocab_k=24))
     draft.vocab_ids.copy_(torch.arange(24))
     path = tmp_path / "data" / "drafts" / "tiny"
     save_trained_draft(path, draft, name="tiny draft", target_name=target.name,
-                       extra={"fingerprint": fd.fingerprint(target.model)})
+                       extra={"fingerprint": fingerprint(target.model)})
     (path / "report.json").write_text(json.dumps({
         "summary": {"alpha_greedy": 0.5, "alpha_sampled": 0.4, "c": 0.05},
         "evaluation": {"by_temperature": {"greedy": {"per_position_acceptance": [0.6, 0.5, 0.4, None]}}},

@@ -21,15 +21,20 @@ def sample_recording(rounds: int = 3) -> Recording:
     for r in range(rounds):
         top = TopEntries(((5, 0.5), (6, 0.25)), ((7, 0.75),), ((5, 0.9),))
         events = (
-            TokenEvent(10 + r, Status.ACCEPTED, r, 0, 0.75, 0.5, 1.0, "ab"),
-            TokenEvent(11, Status.REJECTED, r, 1, 0.125, 0.5, 0.25, "x"),
-            TokenEvent(12, Status.CORRECTED, r, 1, 0.5, None, None, "é", top),
-            RoundEvent(r, 4, 2, 1, 2, False, (0.875, 0.5), 0.01 * r, 0.02),
+            TokenEvent(token_id=10 + r, status=Status.ACCEPTED, round=r, position=0, p=0.75, q=0.5, accept_prob=1.0,
+                       text="ab"),
+            TokenEvent(token_id=11, status=Status.REJECTED, round=r, position=1, p=0.125, q=0.5, accept_prob=0.25,
+                       text="x"),
+            TokenEvent(token_id=12, status=Status.CORRECTED, round=r, position=1, p=0.5, q=None, accept_prob=None,
+                       text="é", top=top),
+            RoundEvent(round=r, gamma=4, drafted=2, accepted=1, emitted=2, bonus=False, overlap=(0.875, 0.5),
+                       draft_time=0.01 * r, verify_time=0.02),
         )
         steps.append(Step(0.1 * (r + 1), events))
     run = Run({"label": "speculative", "prompt": [{"role": "user", "content": "hi"}],
                "params": {"gamma": 4, "temperature": 0.7}}, 0.05, 0.03, steps,
-              FinishedEvent("eos", 5, 6, rounds, 0.3, (10, 11, 12)), 0.35)
+              FinishedEvent(reason="eos", prompt_tokens=5, new_tokens=6, rounds=rounds, elapsed=0.3,
+                            token_ids=(10, 11, 12)), 0.35)
     return Recording({"kind": "answer", "title": "hi"}, [run])
 
 
