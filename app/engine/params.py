@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_GAMMA = 16
+GAMMA_LIMIT = 16  # the most drafts one round may hold: the range of the γ control (auto searches less, see policy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,8 +17,8 @@ class DecodeParams:
     seed: int | None = None  # None draws a fresh seed
 
     def __post_init__(self) -> None:
-        if not 1 <= self.gamma <= MAX_GAMMA:
-            raise ValueError(f"gamma must be between 1 and {MAX_GAMMA}, got {self.gamma}")
+        if not 1 <= self.gamma <= GAMMA_LIMIT:
+            raise ValueError(f"gamma must be between 1 and {GAMMA_LIMIT}, got {self.gamma}")
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.top_k < 0:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .events import RoundEvent
 
-GAMMA_MAX = 8  # auto γ searches 1..GAMMA_MAX (verify cost is measured up to GAMMA_MAX + 1 tokens)
+AUTO_GAMMA_MAX = 8  # auto γ searches 1..AUTO_GAMMA_MAX (verify cost is measured up to AUTO_GAMMA_MAX + 1 tokens); params.GAMMA_LIMIT bounds a hand-set γ
 MARGIN = 1.03  # a drafter must be predicted this much faster than target-only, or it is not worth the risk
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
 
@@ -79,7 +79,7 @@ def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts) -> float:
     return tokens / cost
 
 
-def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = GAMMA_MAX) -> tuple[int, float]:
+def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX) -> tuple[int, float]:
     """(γ, predicted speedup) maximising the speedup over 1..gamma_max; the smaller γ on ties."""
     best = (1, speedup(profile, 1, verify))
     for gamma in range(2, gamma_max + 1):
@@ -144,7 +144,7 @@ def limit_of(profile: DrafterProfile, gamma: int, verify: VerifyCosts, device: s
 
 
 def choose(
-    profiles: Sequence[DrafterProfile], verify: VerifyCosts, gamma_max: int = GAMMA_MAX,
+    profiles: Sequence[DrafterProfile], verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX,
     margin: float = MARGIN, device: str = "CPU",
 ) -> Choice:
     """The drafter and γ with the best predicted speedup, or target-only when none beats it by `margin`."""
@@ -172,7 +172,7 @@ class AutoGamma:
     value for the next round. Only ever used through the params callable, so it changes speed, not output.
     """
 
-    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = GAMMA_MAX,
+    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX,
                  weight: float = LIVE_WEIGHT) -> None:
         self.verify = verify
         self.gamma_max = gamma_max

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 # Defined torch-free in params.py (the window builds its controls before torch loads); re-exported here.
-from .params import MAX_GAMMA, DecodeParams  # noqa: F401
+from .params import DecodeParams  # noqa: F401
 
 
 def fit_vocab(logits: torch.Tensor, vocab_size: int) -> torch.Tensor:

@@ -4,7 +4,7 @@ Each model gets one preallocated cache [1, kv_heads, capacity, head_dim] per lay
 tokens' keys and values at the positions it is given and attends to the whole buffer through a mask
 that hides every slot after the query's own position. So rolling back is only moving a host-side
 length: stale slots (rejected drafts, padding) are never read before a real token overwrites them.
-Shapes stay fixed (1-token draft steps, verify padded to VERIFY_SIZES), which is what lets
+Shapes stay fixed (1-token draft steps, verify padded to PADDED_SIZES), which is what lets
 `torch.compile(mode="reduce-overhead")` capture the steps as CUDA graphs.
 """
 
@@ -19,10 +19,10 @@ from transformers.cache_utils import Cache, StaticLayer
 
 from .kv import cache_argument, sync
 
-# Verify feeds gamma + 1 tokens padded up to the next of these (MAX_GAMMA = 16 needs 17 -> 32);
+# Verify feeds gamma + 1 tokens padded up to the next of these (GAMMA_LIMIT = 16 needs 17 -> 32);
 # each size is one compiled graph, so the set is small.
-VERIFY_SIZES = (1, 2, 4, 8, 16, 32)
-PAD_SLACK = VERIFY_SIZES[-1]  # padding writes past the real tokens: the buffers are this much longer
+PADDED_SIZES = (1, 2, 4, 8, 16, 32)
+PAD_SLACK = PADDED_SIZES[-1]  # padding writes past the real tokens: the buffers are this much longer
 MIN_CAPACITY = 1024  # buffers grow in powers of two from here, so typical chats reuse one compiled graph
 SUPPORTED_TYPES = {"llama", "qwen2", "qwen3", "mistral"}  # lm_head(hidden) logits, full attention, RoPE
 SUPPORTED_ROPE = {"default", "linear", "llama3"}  # position-independent scaling: padding cannot shift it
@@ -30,7 +30,7 @@ SUPPORTED_ROPE = {"default", "linear", "llama3"}  # position-independent scaling
 
 def verify_size(n: int) -> int:
     """The padded length for n real tokens."""
-    return next(s for s in VERIFY_SIZES if s >= n)
+    return next(s for s in PADDED_SIZES if s >= n)
 
 
 def static_support(model: PreTrainedModel) -> str | None:
@@ -168,7 +168,7 @@ class StaticModel:
 
     @torch.inference_mode()
     def verify(self, tokens: torch.Tensor, start: int, real: int) -> torch.Tensor:
-        """tokens [S] (S in VERIFY_SIZES, the first `real` of them real) -> logits [real, V_model]."""
+        """tokens [S] (S in PADDED_SIZES, the first `real` of them real) -> logits [real, V_model]."""
         hidden = self._call("trunk", self._trunk, tokens, start)
         return self.head(hidden[:real])
 

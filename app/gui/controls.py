@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engine.params import MAX_GAMMA, DecodeParams
+from app.engine.params import GAMMA_LIMIT, DecodeParams
 from app.models import AUTO, NO_DRAFT, list_catalog
 from app.models.catalog import SELF_DRAFT_KINDS
 
@@ -57,7 +57,7 @@ class ControlsPanel(QWidget):
 
         sampling = QGroupBox(self.tr("Decoding · applies at the next round"))
         form = QFormLayout(sampling)
-        self.gamma = QSpinBox(minimum=AUTO_GAMMA, maximum=MAX_GAMMA, value=AUTO_GAMMA)
+        self.gamma = QSpinBox(minimum=AUTO_GAMMA, maximum=GAMMA_LIMIT, value=AUTO_GAMMA)
         self.gamma.setSpecialValueText(self.tr("auto"))
         self.gamma.setToolTip(self.tr("draft length γ per round; auto re-chooses it every round from the "
                                       "measured acceptance, draft cost and verify cost"))

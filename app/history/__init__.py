@@ -3,7 +3,7 @@
 from .errors import HistoryError, HistoryTooNew, HistoryUnreadable, NotFound
 from .export import to_html, to_markdown
 from .palette import STATUSES, STYLES, TokenStyle
-from .records import ROLES, ConversationInfo, StoredMessage, StoredToken, StoredTop
+from .records import ROLES, ConversationInfo, StoredMessage, StoredToken
 from .store import HistoryStore
 
 __all__ = [
@@ -18,7 +18,6 @@ __all__ = [
     "NotFound",
     "StoredMessage",
     "StoredToken",
-    "StoredTop",
     "TokenStyle",
     "to_html",
     "to_markdown",

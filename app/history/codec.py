@@ -11,7 +11,9 @@ import json
 import math
 from collections.abc import Sequence
 
-from .records import StoredToken, StoredTop
+from app.engine.events import TopEntries
+
+from .records import StoredToken
 
 
 def encode_tokens(tokens: Sequence[StoredToken]) -> str:
@@ -27,7 +29,7 @@ def encode_tokens(tokens: Sequence[StoredToken]) -> str:
 def decode_tokens(text: str) -> tuple[StoredToken, ...]:
     tokens = []
     for row in json.loads(text):
-        top = StoredTop(*(_ranked(entries) for entries in row[7:10])) if len(row) > 7 else None
+        top = TopEntries(*(_ranked(entries) for entries in row[7:10])) if len(row) > 7 else None
         tokens.append(StoredToken(*row[:7], top))
     return tuple(tokens)
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.engine.events import Status
+
 ACCEPTED = "#0072B2"  # blue
 CORRECTED = "#D55E00"  # vermillion
 BONUS = "#009E73"  # bluish green
 REJECTED = "#999999"  # grey
 
-# The engine's Status values, in the order a legend lists them (app.engine.Status is not
-# imported: it would pull torch into every history import).
-STATUSES = ("accepted", "corrected", "bonus", "target", "rejected")
+STATUSES = tuple(s.value for s in Status)  # in the order a legend lists them
 
 
 @dataclass(frozen=True, slots=True)

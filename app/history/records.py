@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+from app.engine.events import TokenEvent, TopEntries
 
 from .palette import STATUSES
 
-if TYPE_CHECKING:
-    from app.engine import TokenEvent
-
 ROLES = ("system", "user", "assistant")
-
-Ranked = tuple[tuple[int, float], ...]  # (token id, probability), largest first
-
-
-@dataclass(frozen=True, slots=True)
-class StoredTop:
-    """app.engine.TopEntries as stored: same fields, so one tooltip renders either.
-
-    A separate class keeps the history package free of the engine's torch import.
-    """
-
-    p: Ranked
-    q: Ranked
-    residual: Ranked
-
 
 @dataclass(frozen=True, slots=True)
 class StoredToken:
@@ -38,7 +21,7 @@ class StoredToken:
     p: float
     q: float | None
     accept_prob: float | None
-    top: StoredTop | None = None  # only on corrected tokens
+    top: TopEntries | None = None  # only on corrected tokens
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -46,10 +29,7 @@ class StoredToken:
 
     @classmethod
     def from_event(cls, ev: TokenEvent) -> StoredToken:
-        top = None
-        if ev.top is not None:
-            top = StoredTop(tuple(ev.top.p), tuple(ev.top.q), tuple(ev.top.residual))
-        return cls(ev.token_id, ev.text, str(ev.status), ev.round, ev.p, ev.q, ev.accept_prob, top)
+        return cls(ev.token_id, ev.text, str(ev.status), ev.round, ev.p, ev.q, ev.accept_prob, ev.top)
 
 
 @dataclass(frozen=True, slots=True)

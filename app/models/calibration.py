@@ -22,7 +22,7 @@ import torch
 
 from app.engine import DecodeParams, Drafter, generate
 from app.engine.kv import context_limit, forward, new_cache, rollback
-from app.engine.policy import GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
+from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
 from app.paths import user_cache_dir
 
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter
@@ -53,7 +53,7 @@ PROBE_LONG = [
 PROBE_TOKENS = 16
 PROBE_GAMMA = 4
 VERIFY_REPS = 3
-VERIFY_SIZES = (1, 2, 3, 5, 9, 17)  # timed token counts; v(n) between them is interpolated (it is ~linear)
+TIMED_SIZES = (1, 2, 3, 5, 9, 17)  # verify lengths timed; v(n) between them is interpolated (it is ~linear)
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
 
@@ -82,7 +82,7 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(self, gamma_max: int = GAMMA_MAX) -> AutoGamma | None:
+    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | None:
         """A live γ controller for the chosen drafter; None for target-only."""
         profile = self.profile()
         if self.drafter is None or profile is None:
@@ -107,7 +107,7 @@ def candidate_specs(target: LoadedModel) -> list[str]:
 
 
 def select(
-    target: LoadedModel, spec: str = AUTO, *, gamma_max: int = GAMMA_MAX, progress: ProgressCallback | None = None,
+    target: LoadedModel, spec: str = AUTO, *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
     use_cache: bool = True, cancel=None, **load_kwargs,
 ) -> Selection:
     """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
@@ -138,7 +138,7 @@ def select(
 
 
 def calibrate(
-    target: LoadedModel, specs: list[str], *, gamma_max: int = GAMMA_MAX, progress: ProgressCallback | None = None,
+    target: LoadedModel, specs: list[str], *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
     use_cache: bool = True, skip_failures: bool = False, cancel=None, **load_kwargs,
 ) -> tuple[Calibration, dict[str, Drafter]]:
     """(calibration, the drafters built while measuring, by spec). A cached result builds none.
@@ -190,7 +190,7 @@ def _sync(device: torch.device) -> None:
 
 @torch.inference_mode()
 def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
-    """v(n) for n = 1..n_max in seconds (head on every row), timed at VERIFY_SIZES and n_max, interleaved
+    """v(n) for n = 1..n_max in seconds (head on every row), timed at TIMED_SIZES and n_max, interleaved
     over reps, interpolated between; and one head row's seconds from the n_max pass with one row
     against all rows."""
     device = next(model.parameters()).device
@@ -198,7 +198,7 @@ def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS
     cache = new_cache(model)
     forward(model, cache, ids[:-1], keep=1)
     held = cache.get_seq_length()
-    timed = sorted({n for n in VERIFY_SIZES if n < n_max} | {n_max})
+    timed = sorted({n for n in TIMED_SIZES if n < n_max} | {n_max})
     sizes = [(n, n) for n in timed] + [(n_max, 1)]
     times: dict[tuple[int, int], list[float]] = {s: [] for s in sizes}
     for rep in range(reps + 1):  # the first pass warms kernels and the allocator, and is not kept

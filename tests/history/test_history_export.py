@@ -3,7 +3,7 @@
 import re
 from html.parser import HTMLParser
 
-from app.history import ConversationInfo, StoredMessage, StoredToken, StoredTop, to_html, to_markdown
+from app.history import ConversationInfo, StoredMessage, StoredToken, to_html, to_markdown
 from app.history.palette import STATUSES, STYLES, css_declarations
 
 INFO = ConversationInfo(1, "Tokens & <tags>", "Be <brief>.", 1_700_000_000.0, 1_700_000_100.0, 2)
@@ -148,7 +148,7 @@ def test_stored_token_from_engine_event():
     corrected = StoredToken.from_event(TokenEvent(token_id=3, status=Status.CORRECTED, round=2, position=1, p=0.5, q=None,
                                                           accept_prob=None, text="é", top=top))
     assert corrected == StoredToken(
-        3, "é", "corrected", 2, 0.5, None, None, StoredTop(((3, 0.5),), ((4, 0.6),), ((3, 0.9),))
+        3, "é", "corrected", 2, 0.5, None, None, TopEntries(((3, 0.5),), ((4, 0.6),), ((3, 0.9),))
     )
     assert type(corrected.status) is str
     accepted = StoredToken.from_event(TokenEvent(token_id=7, status=Status.ACCEPTED, round=0, position=0, p=0.9,

@@ -4,7 +4,8 @@ import sqlite3
 
 import pytest
 
-from app.history import HistoryStore, NotFound, StoredToken, StoredTop
+from app.engine.events import TopEntries
+from app.history import HistoryStore, NotFound, StoredToken
 
 
 @pytest.fixture
@@ -14,7 +15,7 @@ def store(tmp_path):
 
 
 def all_statuses() -> list[StoredToken]:
-    top = StoredTop(p=((7, 0.5), (3, 0.25)), q=((9, 0.75),), residual=((7, 0.625),))
+    top = TopEntries(p=((7, 0.5), (3, 0.25)), q=((9, 0.75),), residual=((7, 0.625),))
     return [
         StoredToken(5, "Grüße", "accepted", 0, 0.91, 0.88, 1.0),
         StoredToken(6, " <script>", "rejected", 0, 0.05, 0.6, 0.0833),
