@@ -176,4 +176,4 @@ def test_children_holding_all_of_p_leave_a_defined_draw():
     p_row = torch.tensor([0.7, 0.3, 0.0])
     kids = torch.tensor([0, 1])
     assert tree_accept.stop_distribution(p_row, kids, torch.tensor([True, True])).tolist() == p_row.tolist()
-    assert tree_accept.stop_distribution(p_row, kids, torch.tensor([True, False])).tolist() == [0.0, 0.3, 0.0]
+    assert tree_accept.stop_distribution(p_row, kids, torch.tensor([True, False])).tolist() == [0.0, p_row[1].item(), 0.0]
