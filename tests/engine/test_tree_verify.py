@@ -128,3 +128,15 @@ def test_embedded_model_tree_pass(default_target):
     compact(cache, len(prompt), [0, 3, 5])
     logits = forward(model, cache, torch.tensor([19]), keep=1)[-1]
     torch.testing.assert_close(logits, plain_logits(model, prompt + [top[0], 11, 17, 19]), atol=1e-4, rtol=0)
+
+
+def test_trunk_pass_gives_the_same_rows(target):
+    """trunk=True (for a feature draft, which needs the accepted path's features): every fed row's
+    features, whose head rows are the logits of the plain tree pass."""
+    cache = new_cache(target)
+    forward(target, cache, torch.tensor(PROMPT[:3]), keep=1)
+    hidden = tree_forward(target, cache, torch.tensor(PROMPT[3:]), TREE, len(PROMPT), trunk=True)
+    assert hidden.shape[0] == len(PROMPT) - 3 + len(TREE)
+    with torch.inference_mode():
+        logits = target.get_output_embeddings()(hidden[len(PROMPT) - 4 :])
+    torch.testing.assert_close(logits, path_references(target, PROMPT, TREE), atol=ATOL, rtol=0)
