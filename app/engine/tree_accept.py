@@ -151,14 +151,17 @@ def walk(tree: Tree, ok: list[bool]) -> tuple[list[int], list[int]]:
             return path, tested
 
 
-def accept_tree(p: torch.Tensor, tree: Tree, generator: torch.Generator, greedy: bool = False) -> TreeVerdict:
+def accept_tree(p: torch.Tensor, tree: Tree, generator: torch.Generator, greedy: bool = False,
+                lay: TreeLayout | None = None) -> TreeVerdict:
     """The rule with fresh coins: one uniform per node, then the final draw's own. One host sync.
 
     p [n + 1, V] from tree_verify.verify_tree. greedy: p is one-hot, so the argmax child is accepted at
     every node and the final draw is the argmax: the output follows target-only greedy token for token.
+    lay: `layout(tree, device)` built before the verify pass was launched; built here otherwise, where on
+    a GPU its host-to-device copies would wait for the pass (a second sync).
     """
     n = len(tree)
-    lay = layout(tree, p.device)
+    lay = lay if lay is not None else layout(tree, p.device)
     u = torch.rand(n, generator=generator, device=p.device, dtype=torch.float64)
     r = tree_rule(p, lay, u)
     y = sample(r.dist, generator, greedy)
