@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import torch
 
-from .decode import TOP_N, NonFiniteError
+from .acceptance import TOP_N, NonFiniteError
 from .events import Top
 from .sampling import sample
 from .tree import ROOT, Tree, ancestry

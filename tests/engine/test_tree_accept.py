@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from app.engine import tree_accept
-from app.engine.decode import decide
+from app.engine.acceptance import decide
 from app.engine.tree import ROOT, chain, make_tree, tree_mask, tree_positions
 from app.engine.tree_accept import accept_tree
 
@@ -87,7 +87,7 @@ def test_corrected_from_full_p_is_caught(monkeypatch):
 
 
 def test_q_rule_on_deterministic_children_is_caught():
-    """Trap 1: the chain's q-based rule (decode.decide) on a deterministic child, argmax q = a, with
+    """Trap 1: the chain's q-based rule (acceptance.decide) on a deterministic child, argmax q = a, with
     p = (.5, .5), q = (.6, .4): a passes with .5/.6 and the residual max(p - q, 0) is all b, so
     P(a) = .833. The one-hot rule on the same child gives .5."""
     p = probs([0.5, 0.5], [0.5, 0.5])
