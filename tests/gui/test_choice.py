@@ -38,7 +38,7 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     status = win.status_labels["choice"].text()
     assert status.startswith("Target-only") and "draft costs 1.05 target steps on this CPU" in status
     win.plots.refresh()
-    notice = win.plots.speedup_notice.toPlainText()
+    notice = win.plots.notice.text()
     assert "Running target-only" in notice and "1.05 target steps on this CPU" in notice
     win.controls.max_new.setValue(12)
     send(qtbot, win, "hello")
@@ -54,7 +54,7 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
     assert win.selection.spec == "prompt-lookup" and win.drafter is not None
     assert win.controls.gamma_is_auto() and win.auto is not None
     assert "γ auto" in win.status_labels["choice"].text()
-    assert win.plots.speedup_notice.toPlainText() == ""
+    assert win.plots.notice.text() == ""
     win.controls.max_new.setValue(40)
     send(qtbot, win, "say it again. say it again. say it")
     assert win.auto.rounds == len(win.recorder.rounds) - 1  # every round but the prefill one
@@ -72,7 +72,7 @@ def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypat
     qtbot.waitUntil(lambda: not win.loading and win.drafter is not None, timeout=60_000)
     assert win.status_labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
-    assert "Slower than target-only" in win.plots.speedup_notice.toPlainText()
+    assert "Slower than target-only" in win.plots.notice.text()
 
 
 def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_window):
@@ -90,7 +90,7 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
     assert win.status_labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
     assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
-        win.plots.speedup_notice.toPlainText()
+        win.plots.notice.text()
 
 
 def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
@@ -110,4 +110,4 @@ def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
     win.recheck_choice()
     assert win.drafter is None and win.auto is None
     win.plots.refresh()
-    assert "the last answer ran at 0.50× target-only" in win.plots.speedup_notice.toPlainText()
+    assert "the last answer ran at 0.50× target-only" in win.plots.notice.text()
