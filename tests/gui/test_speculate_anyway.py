@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 
-from gui_helpers import Recorder, send
-from test_choice import CPU, auto_window  # noqa: F401  (a fixture)
+from gui_helpers import CPU, Recorder, send
 
 from app.cli import main
 from app.models import calibration
