@@ -155,6 +155,7 @@ class ModelFlowMixin:
         self.static = None  # compiled for the previous pair
         if self.controls.compile.isChecked():
             self.warm_up_static()
+        self._measured_examples(result.selection)
         self._send_pending_example()
 
     def _on_load_failed(self, message: str) -> None:

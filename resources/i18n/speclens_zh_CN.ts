@@ -508,19 +508,34 @@
 <context>
     <name>Examples</name>
     <message>
-        <location filename="../../app/gui/examples.py" line="24"/>
+        <location filename="../../app/gui/examples.py" line="28"/>
         <source>Mostly accepted: the self-draft agrees with the target</source>
         <translation>大多被接受：自草稿与目标模型一致</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="26"/>
+        <location filename="../../app/gui/examples.py" line="30"/>
         <source>Many corrections: prompt lookup guessing at a poem</source>
         <translation>大量修正：提示查找在猜一首诗</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="28"/>
+        <location filename="../../app/gui/examples.py" line="32"/>
         <source>Prompt lookup shines: copying from the prompt</source>
         <translation>提示查找大显身手：从提示中复制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="60"/>
+        <source>{0}: {1:.2f}× target-only on this machine, slower</source>
+        <translation>{0}：本机为仅目标模型的 {1:.2f}×，更慢</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="62"/>
+        <source>{0}: {1:.2f}× target-only on this machine</source>
+        <translation>{0}：本机为仅目标模型的 {1:.2f}×</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="74"/>
+        <source>This example shows the colours, not a speedup: {0}</source>
+        <translation>此示例只为显示词元的状态，不是加速：{0}</translation>
     </message>
 </context>
 <context>
@@ -896,57 +911,57 @@
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="187"/>
+        <location filename="../../app/gui/model_flow.py" line="188"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="190"/>
+        <location filename="../../app/gui/model_flow.py" line="191"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="198"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
+        <location filename="../../app/gui/model_flow.py" line="203"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
+        <location filename="../../app/gui/model_flow.py" line="203"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="206"/>
+        <location filename="../../app/gui/model_flow.py" line="207"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="207"/>
+        <location filename="../../app/gui/model_flow.py" line="208"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="209"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="209"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="211"/>
+        <location filename="../../app/gui/model_flow.py" line="212"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="213"/>
+        <location filename="../../app/gui/model_flow.py" line="214"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -964,17 +979,17 @@
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="167"/>
+        <location filename="../../app/gui/model_flow.py" line="168"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="170"/>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="176"/>
+        <location filename="../../app/gui/model_flow.py" line="177"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -1256,32 +1271,32 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="223"/>
+        <location filename="../../app/gui/model_flow.py" line="224"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="226"/>
+        <location filename="../../app/gui/model_flow.py" line="227"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="227"/>
+        <location filename="../../app/gui/model_flow.py" line="228"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="234"/>
+        <location filename="../../app/gui/model_flow.py" line="235"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="236"/>
+        <location filename="../../app/gui/model_flow.py" line="237"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="239"/>
+        <location filename="../../app/gui/model_flow.py" line="240"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>

@@ -86,3 +86,16 @@ def test_screenshot_step_speculates_where_auto_runs_target_only(qtbot, tiny_pair
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+
+
+def test_examples_say_their_measured_speed_and_a_slowdown(qtbot, auto_window):
+    """Issue #20, defect 3: an example never switches to a draft measured slower without saying so."""
+    win = auto_window(SLOW)
+    options = {o.name: o for o in win.selection.choice.options}
+    self_example = next(i for i, e in enumerate(win.example_list) if e.draft == "self")
+    title = win.chat.examples[self_example][0]
+    assert f"{options['self'].predicted:.2f}× target-only on this machine, slower" in title
+    assert title in win.chat.toPlainText()  # shown on the empty chat
+    win.run_example(self_example)
+    assert "shows the colours, not a speedup" in win.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: not win.loading and not win.generating, timeout=60_000)
