@@ -1,6 +1,6 @@
 """Every subcommand runs with its default --draft: 'auto' is resolved by measurement (calibration.select),
 never looked up on the hub as a model id (issue #20: `speclens record` failed at the talk recipe's first step).
-The screenshot command is tested with the window, in tests/gui/test_speculate_anyway.py."""
+The screenshot command is tested with the window, in tests/gui/test_show_speculation.py."""
 
 from __future__ import annotations
 
