@@ -10,7 +10,7 @@ from pathlib import Path
 from app.models.specs import AUTO, SELF_DRAFT
 
 from . import UsageError
-from .common import add_engine_args, add_model_args, load_kwargs, static_decoder
+from .common import add_engine_args, add_model_args, choose_drafter, load_kwargs, static_decoder
 
 
 def add_parser(sub) -> None:
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter = make_drafter(args.draft, target, **draft_kwargs)
+    drafter, _ = choose_drafter(args, target, draft_kwargs, log=sys.stderr)  # --draft auto: measured
     draft_model = drafter.model if isinstance(drafter, ModelDrafter) else None
     if gammas and draft_model is None:
         raise UsageError("--sweep needs a draft model (--draft self or a model), not prompt lookup")

@@ -34,6 +34,32 @@ def load_kwargs(args: argparse.Namespace) -> dict:
     }
 
 
+def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=None, *, need_draft: bool = False):
+    """(drafter, live γ controller or None): the one place a command turns --draft into a drafter.
+
+    'auto' (or γ 'auto') goes to the app's choice by measurement (app.models.calibration.select; cached
+    timings when there are some), never to the model loader as an id, and says what it chose and why; a
+    hand-set draft with a hand-set γ loads as given. need_draft: a command that exists to show speculation
+    (record, selftest) takes auto's fastest measured drafter when auto chose target-only, and says so."""
+    from app.models import AUTO, NO_DRAFT, make_drafter
+    from app.models.calibration import select
+
+    log = log or sys.stderr
+    gamma_auto = getattr(args, "gamma", None) == "auto"
+    if args.draft != AUTO and (not gamma_auto or args.draft == NO_DRAFT):
+        return make_drafter(args.draft, target, **draft_kwargs), None
+    selection = select(target, args.draft, **draft_kwargs)
+    cal = selection.calibration
+    how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
+    print(f"choice ({how}): {selection.choice.reason}", file=log)
+    if need_draft and selection.drafter is None and args.draft == AUTO:
+        from app.models.speculate_anyway import speculate_anyway
+
+        selection = speculate_anyway(selection, target, **draft_kwargs)
+        print(f"speculating anyway: {selection.choice.reason}", file=log)
+    return selection.drafter, selection.auto_gamma() if gamma_auto else None
+
+
 class ProgressBar:
     """Renders LoadProgress on stderr: a redrawn bar on a terminal, one line per stage otherwise."""
 

@@ -12,6 +12,7 @@ from .common import (
     add_engine_args,
     add_model_args,
     add_sampling_args,
+    choose_drafter,
     load_kwargs,
     params_from,
     static_decoder,
@@ -94,22 +95,6 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_summary(result, gamma, drafter is not None), file=log)
     return 0
-
-
-def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log):
-    """(drafter, live γ controller or None). Measures (or reads the cached measurement) when the draft
-    or γ is 'auto', and says what it chose and why; a hand-set draft and γ load as given."""
-    from app.models import NO_DRAFT, make_drafter
-    from app.models.calibration import AUTO, select
-
-    gamma_auto = args.gamma == "auto"
-    if args.draft != AUTO and (not gamma_auto or args.draft == NO_DRAFT):
-        return make_drafter(args.draft, target, **draft_kwargs), None
-    selection = select(target, args.draft, **draft_kwargs)
-    cal = selection.calibration
-    how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
-    print(f"choice ({how}): {selection.choice.reason}", file=log)
-    return selection.drafter, selection.auto_gamma() if gamma_auto else None
 
 
 def to_json(result, gamma: int) -> dict:

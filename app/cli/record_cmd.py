@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, load_kwargs, params_from
+from .common import add_model_args, add_sampling_args, choose_drafter, load_kwargs, params_from
 
 
 def add_parser(sub) -> None:
@@ -35,13 +36,17 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"no folder {out.parent} to write the recording into")
     params = params_from(args)
-    from app.models import load_model, make_drafter
+    from app.models import load_model
     from app.recording.headless import record_run
 
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter = make_drafter(args.draft, target, **draft_kwargs)
+    # A recording is made to show speculation: where auto runs target-only, it records the fastest
+    # measured drafter and says so (`--draft none` records target-only).
+    drafter, auto = choose_drafter(args, target, draft_kwargs, need_draft=True)
+    if auto is not None:  # a recording keeps one γ: the one chosen for this machine
+        params = replace(params, gamma=auto.gamma())
     turns = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": args.prompt}
     ]

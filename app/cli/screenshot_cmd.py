@@ -19,7 +19,9 @@ def add_parser(sub) -> None:
     p.add_argument("--prompt", action="append", default=None,
                    help="a user message (repeat for several turns; default: a question about speculative decoding)")
     p.add_argument("--target", default="default")
-    p.add_argument("--draft", default="self")
+    p.add_argument("--draft", default="auto", help="as for generate (default: auto, the app's default; "
+                   "--step, --race and --presentation speculate with the fastest measured drafter where auto "
+                   "runs target-only, and say so)")
     p.add_argument("--theme", choices=("light", "dark", "system"), default="light")
     p.add_argument("--gamma", type=int, default=None, help="draft length (default: the app's)")
     p.add_argument("--max-new-tokens", type=int, default=96)
@@ -69,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--step must be a round number >= 0, got {args.step}")
     error = take(out, args.prompt or [DEFAULT_PROMPT], args.target, args.draft, args.theme, (width, height),
                  args.gamma, args.max_new_tokens, step=args.step, seed=args.seed, temperature=args.temperature,
-                 presentation=args.presentation, race=args.race, replay=replay)
+                 presentation=args.presentation, race=args.race, replay=replay,
+                 say=lambda line: print(f"speclens screenshot: {line}", file=sys.stderr))
     if error:
         print(f"speclens screenshot: error: {error}", file=sys.stderr)
         return 1

@@ -55,11 +55,14 @@ def run(args: argparse.Namespace) -> int:
 
 def check_decoding(args: argparse.Namespace) -> list[str]:
     from app.engine import DecodeParams, generate
-    from app.models import load_model, make_drafter
+    from app.models import load_model
+
+    from .common import choose_drafter
 
     params = DecodeParams(gamma=args.gamma, temperature=0.0, max_new_tokens=args.max_new_tokens)
     target = load_model(args.target, device=args.device, trust_remote_code=args.trust_remote_code)
-    drafter = make_drafter(args.draft, target, trust_remote_code=args.trust_remote_code)
+    # --draft auto: chosen by measurement; target-only there still checks the fastest measured drafter
+    drafter, _ = choose_drafter(args, target, {"trust_remote_code": args.trust_remote_code}, need_draft=True)
     if drafter is None:
         raise SelftestFailed("--draft none leaves nothing to check; use a drafter")
     input_ids = target.encode_chat([{"role": "user", "content": args.prompt}])

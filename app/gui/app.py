@@ -95,7 +95,7 @@ def run(options: GuiOptions) -> int:
 
 def _trace_startup(app: QApplication, window) -> None:
     """SPECLENS_STARTUP_TRACE=1: print seconds from process start to the window painted and to ready
-    (models loaded, Send enabled), then quit. `speclens bench --startup` reads these lines."""
+    (models loaded, Send enabled; for `speclens replay`, the recording playing), then quit. `speclens bench --startup` reads these lines."""
     import psutil
 
     born = psutil.Process().create_time()
@@ -103,7 +103,7 @@ def _trace_startup(app: QApplication, window) -> None:
     print(f"startup: window {time.time() - born:.3f}", flush=True)
 
     def check() -> None:
-        if window.send_button.isEnabled():
+        if window.send_button.isEnabled() or window.player is not None:
             print(f"startup: ready {time.time() - born:.3f}", flush=True)
         elif window.banner.isVisible():
             print(f"startup: failed {window.banner.text()}", flush=True)

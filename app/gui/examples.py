@@ -3,7 +3,11 @@ that makes its point; clicking one switches to that draft (queued like any draft
 sends the prompt once it is in place. Chosen by running them on the default model (greedy, γ 4,
 40 tokens): self-draft on the weekdays α 1.00, every round accepted all four drafts; prompt lookup
 on the poem α 0.33, 21 of 40 tokens corrected; prompt lookup copying the list α 0.77, 2.7 tokens
-per round against 1.1 on the poem."""
+per round against 1.1 on the poem.
+
+On this machine a draft may be slower than the target alone (issue #20): each title says the speed its
+draft was measured at here (the calibration's predicted speedup, as auto uses it), and choosing one that
+is slower says so in the status bar. To be chosen again, per machine, once the faster CPU path lands."""
 
 from __future__ import annotations
 
@@ -35,14 +39,40 @@ class ExamplesMixin:
     def _init_examples(self) -> None:
         self._example_pending: str | None = None
         self.example_list = examples()
+        self._example_speeds: dict[str, tuple[str, float]] = {}  # draft spec -> (label, speedup measured here)
         self.chat.examples = [(e.title, e.prompt) for e in self.example_list]
         self.chat.example_clicked.connect(self.run_example)
         self.chat.render_all()
+
+    def _measured_examples(self, selection) -> None:
+        """After a load: every drafter the calibration measured gives its speed to the examples using it."""
+        if selection is not None:
+            self._example_speeds.update({o.name: (o.label, o.predicted) for o in selection.choice.options})
+        self.chat.examples = [(self._example_title(e), e.prompt) for e in self.example_list]
+        if not self.chat.messages:
+            self.chat.render_all()
+
+    def _example_speed_text(self, example: Example) -> str | None:
+        if example.draft not in self._example_speeds:
+            return None
+        label, speedup = self._example_speeds[example.draft]
+        if speedup < 1.0:
+            return QCoreApplication.translate("Examples", "{0}: {1:.2f}× target-only on this machine, slower").format(
+                label, speedup)
+        return QCoreApplication.translate("Examples", "{0}: {1:.2f}× target-only on this machine").format(label, speedup)
+
+    def _example_title(self, example: Example) -> str:
+        speed = self._example_speed_text(example)
+        return f"{example.title} ({speed})" if speed else example.title
 
     def run_example(self, index: int) -> None:
         if self.generating or self.loading or self.racing or self.target is None:
             return
         example = self.example_list[index]
+        speed = self._example_speed_text(example)
+        if speed and self._example_speeds[example.draft][1] < 1.0:  # never a slowdown without saying so
+            self.statusBar().showMessage(QCoreApplication.translate(
+                "Examples", "This example shows the colours, not a speedup: {0}").format(speed), 8000)
         if example.draft != self.draft_spec:
             self._example_pending = example.prompt
             self.load_models(self.target_spec, example.draft)

@@ -31,6 +31,7 @@ from .model_loader import ModelLoader
 from .presentation import PresentationMixin
 from .race_flow import RaceFlowMixin
 from .recording_flow import RecordingFlowMixin
+from .speculation_offer import SpeculationOffer
 from .window_layout import LayoutMixin
 from .window_settings import BASE_FONT_PT
 from .worker import GenerationWorker
@@ -74,6 +75,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.selection = None  # the measured drafter choice of the loaded pair (app.models.calibration)
         self.auto = None  # its live γ controller
         self.switched = None  # why auto fell back to target-only after live rounds, if it did
+        self.switched_speedup = None  # ... and the speedup that made it (measured, or predicted live)
         self.conv_id: int | None = None
         self.answer_index = -1
         self.editing: int | None = None
@@ -94,6 +96,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self._history_error = str(exc)
             self.store = HistoryStore(Path(":memory:"))
         self._build_ui()
+        self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
         self._init_recordings()
         self._init_presentation()
         self._init_examples()
@@ -188,6 +191,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.stop_button.setEnabled(self.generating)
         self.controls.set_models_enabled(not self.generating and not self.loading)
         self.controls.draft.setEnabled(not self.loading)
+        self.offer.refresh()
 
     def _update_status(self) -> None:
         labels = self.status_labels

@@ -33,6 +33,7 @@ class MenusMixin:
         models = self.menuBar().addMenu(self.tr("&Models"))
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
         models.addAction(self.tr("Train a draft…"), self.show_train_dialog)
+        models.addAction(self.offer.action)
         view = self.menuBar().addMenu(self.tr("&View"))
         view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))

@@ -78,15 +78,16 @@ class ModelFlowMixin:
             self.controls.set_trained_drafts(trained_drafts(self.target))
         self._sync_buttons()
 
-    def load_models(self, target_spec: str, draft_spec: str) -> None:
+    def load_models(self, target_spec: str, draft_spec: str, anyway=None) -> None:
         """Load in the engine thread; queued behind a running generation, so a draft swap made
-        while answering applies to the next message."""
+        while answering applies to the next message. anyway: auto's target-only Selection, whose fastest
+        measured drafter draft_spec names (app/gui/speculation_offer.py)."""
         self.loading = True
         self._sync_buttons()
         self.progress.setMaximum(0)  # busy until the loader reports a fraction
         self.progress.setVisible(True)
         self.progress_label.setText(self.tr("Loading models …"))
-        self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing))
+        self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing, anyway=anyway))
 
     def recheck_choice(self) -> None:
         """After a message: with draft 'auto', fall back to target-only when the last answer measured
@@ -98,11 +99,13 @@ class ModelFlowMixin:
         last = self.chat.messages[-1].stats if self.chat.messages else {}
         measured = last.get("speedup")
         if measured is not None and measured < MEASURED_FLOOR and (last.get("new_tokens") or 0) >= MEASURED_TOKENS:
+            self.switched_speedup = measured
             self.switched = QCoreApplication.translate(
                 "ModelFlow", "Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} "
                 "(against target-only steps timed in this chat).").format(measured, auto.label)
         elif auto.rounds >= RECHECK_ROUNDS and auto.predicted < 1.0:
             p = auto.profile
+            self.switched_speedup = auto.predicted
             self.switched = QCoreApplication.translate("ModelFlow", "Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
                                 "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
                 p.alpha_at(1), p.c, p.label, auto.predicted)
@@ -112,6 +115,7 @@ class ModelFlowMixin:
         self.controls.set_auto_gamma(None)
         self.stats.set_notice(self.switched)
         self._update_status()
+        self.offer.refresh()
 
     def _on_load_progress(self, text: str, fraction: float) -> None:
         self.progress.setMaximum(1000)
@@ -142,7 +146,7 @@ class ModelFlowMixin:
         self.controls.select(self.controls.target, self.target_spec)
         self.controls.select(self.controls.draft, self.draft_spec)
         self.settings.setValue("target", self.target_spec)
-        self.settings.setValue("draft", self.draft_spec)
+        self.settings.setValue("draft", AUTO if result.anyway else self.draft_spec)  # shown anyway: not kept
         self.progress.setVisible(False)
         self.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
         self.hide_banner()
@@ -151,6 +155,7 @@ class ModelFlowMixin:
         self.static = None  # compiled for the previous pair
         if self.controls.compile.isChecked():
             self.warm_up_static()
+        self._measured_examples(result.selection)
         self._send_pending_example()
 
     def _on_load_failed(self, message: str) -> None:

@@ -24,6 +24,7 @@ class LoadRequest:
     draft_spec: str
     current: LoadedModel | None = None  # reused when target_spec names it: a draft swap loads no target
     cancel: threading.Event | None = None  # set when the app closes: the load stops at its next stage
+    anyway: Selection | None = None  # auto's target-only choice: build its fastest measured drafter instead
 
 
 @dataclass
@@ -33,6 +34,7 @@ class LoadResult:
     draft_spec: str
     seconds: float
     selection: Selection | None = None  # the measured choice ("auto") and costs behind the live γ
+    anyway: bool = False  # speculating although auto chose target-only ("Show speculation anyway")
 
 
 class ModelLoader(QObject):
@@ -57,8 +59,14 @@ class ModelLoader(QObject):
             self.progress.emit(self.tr("Preparing draft {0} …").format(request.draft_spec), 0.8)
             # Times the drafters on this machine (or reads the cached timings) and builds the chosen
             # one; make_drafter inside runs the tokenizer pre-flight (IncompatibleModels names the mismatch).
-            selection = select(target, request.draft_spec,
-                               progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2), cancel=request.cancel)
+            if request.anyway is not None:  # on auto's measurements: nothing is timed again
+                from app.models.speculate_anyway import speculate_anyway
+
+                selection = speculate_anyway(request.anyway, target)
+            else:
+                selection = select(target, request.draft_spec,
+                                   progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2),
+                                   cancel=request.cancel)
             self._check(request)
         except LoadCancelled:  # MeasurementCancelled is one
             return  # the window is closing: nobody waits for this pair
@@ -69,7 +77,8 @@ class ModelLoader(QObject):
             self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
             return
         self.loaded.emit(LoadResult(target, selection.drafter, request.draft_spec, time.perf_counter() - start,
-                                    selection if request.draft_spec != NO_DRAFT else None))
+                                    selection if request.draft_spec != NO_DRAFT else None,
+                                    anyway=request.anyway is not None))
 
     def _report(self, request: LoadRequest, what: str, p: LoadProgress, start: float, span: float) -> None:
         """Progress, and the point where a closing app abandons the load: every stage reports here."""

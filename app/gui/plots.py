@@ -1,6 +1,10 @@
 """The statistics dock: four pyqtgraph plots whose items are created once and refreshed by a
 4 Hz timer (only when the statistics changed), plus PNG/SVG/CSV export.
 
+Readable at 1366×768: no plot is drawn shorter than MIN_PLOT_HEIGHT. Where the dock holds both rows at
+that height they show as a 2×2 grid, otherwise one row at a time behind two tabs; a notice about the
+speed sits in a row above the plots, never over their data.
+
 Axis repaints dominate pyqtgraph's cost, so no plot auto-ranges: ranges move in coarse steps
 and each axis keeps a device-coordinate cache that is redrawn only when its range moves."""
 
@@ -15,7 +19,16 @@ import pyqtgraph.exporters as exporters
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.history import palette
 
@@ -26,6 +39,12 @@ SLOW_AFTER_ROUNDS = 8  # measured points before a slowdown is called out (the fi
 SLOW_BELOW = 0.97
 REFRESH_MS = 250  # 4 Hz: live enough; every repaint holds the GIL the engine thread needs
 BLUE, ORANGE, GREEN = palette.ACCEPTED, palette.CORRECTED, palette.BONUS
+MIN_PLOT_HEIGHT = 200  # px per plot: a title row, ~120 px of data and the x axis with its label
+SHARE_TICKS = [[(0.0, "0"), (0.5, "0.5"), (1.0, "1")], [(0.25, ""), (0.75, "")]]  # labels that never overprint
+SHARE_TOP = 1.1  # room above 1 for its tick label
+# Presentation titles: 20 pt where the plot is wide enough for them, else 15 pt (a title wider than its plot
+# widens pyqtgraph's scene past the widget, and the right of the plot is cut off)
+PRESENTATION_TITLE_PT, NARROW_TITLE_PT, WIDE_FROM_PX = 20, 15, 760
 
 
 class PlotsPanel(QWidget):
@@ -41,9 +60,29 @@ class PlotsPanel(QWidget):
         self._axis_styles: dict = {}  # the desktop axis fonts, kept while presenting
         self._titles: dict[str, str] = {}  # setTitle re-lays out the plot: only call it on change
         self._ranges: dict[tuple[str, str], tuple[float, float]] = {}
-        self.grid = grid = QGridLayout(self)
-        grid.setContentsMargins(4, 4, 4, 4)
+        self._presenting = False
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.setSpacing(4)
+        # Above the plots, never over their data: target-only by choice, or a draft predicted or measured
+        # slower; the button offers speculation anyway (app/gui/speculation_offer.py).
+        self.notice_row = QWidget(objectName="plot_notice_row", visible=False)
+        row = QHBoxLayout(self.notice_row)
+        row.setContentsMargins(4, 0, 4, 0)
+        self.notice = QLabel(wordWrap=True, objectName="plot_notice")
+        self.notice.setStyleSheet(f"color: {ORANGE};")
+        self.notice_button = QPushButton(objectName="anyway", visible=False)
+        row.addWidget(self.notice, 1)
+        row.addWidget(self.notice_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        outer.addWidget(self.notice_row)
+        self.tabs = QTabBar(objectName="plot_tabs", drawBase=False, expanding=False)
+        self.tabs.addTab(self.tr("Acceptance · speedup"))
+        self.tabs.addTab(self.tr("By position · tokens/s"))
+        self.tabs.currentChanged.connect(lambda _: self._arrange())
+        outer.addWidget(self.tabs)
+        self.grid = grid = QGridLayout()
         grid.setSpacing(6)
+        outer.addLayout(grid, 1)
         self.plots: dict[str, pg.PlotWidget] = {}
         for i, (key, left, bottom) in enumerate((
             ("histogram", self.tr("share of rounds"), self.tr("drafts accepted per round")),
@@ -71,9 +110,10 @@ class PlotsPanel(QWidget):
         )
         for item in (self.hist_message, self.hist_bonus, self.hist_session):
             h.addItem(item)
-        h.setYRange(0, 1.05, padding=0)
+        h.setYRange(0, SHARE_TOP, padding=0)
         for key in ("histogram", "position"):
             self.plots[key].getAxis("bottom").setTickSpacing(1, 1)
+            self.plots[key].getAxis("left").setTicks(SHARE_TICKS)
         s = self.plots["speedup"]
         s.addItem(pg.InfiniteLine(pos=1.0, angle=0, pen=pg.mkPen(colors.muted, style=Qt.PenStyle.DotLine)))
         self.speedup_measured = s.plot([], [], pen=pg.mkPen(BLUE, width=2.5), symbol="o", symbolSize=4,
@@ -81,18 +121,13 @@ class PlotsPanel(QWidget):
         self.speedup_predicted = s.plot(
             [], [], pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="predicted (Leviathan)"
         )
-        # A slowdown is never shown as normal: target-only by choice, or a draft predicted or measured slower.
-        self.speedup_notice = pg.TextItem("", color=ORANGE, anchor=(0, 0), fill=pg.mkBrush(colors.base))
-        self.speedup_notice.setParentItem(s.getViewBox())
-        self.speedup_notice.setPos(6, 4)
-        self.speedup_notice.setTextWidth(340)
         p = self.plots["position"]
         self.pos_message = pg.BarGraphItem(x=[], height=[], width=0.6, brush=BLUE, pen=None, name="message")
         p.addItem(self.pos_message)
         self.pos_session = p.plot(
             [], [], pen=pg.mkPen(ORANGE, width=2), symbol="o", symbolSize=7, symbolBrush=ORANGE, name="session"
         )
-        p.setYRange(0, 1.05, padding=0)
+        p.setYRange(0, SHARE_TOP, padding=0)
         t = self.plots["throughput"]
         self.tps_curve = t.plot([], [], pen=pg.mkPen(BLUE, width=2.5), name="speculative")
         self.tps_baseline = t.plot(
@@ -111,17 +146,15 @@ class PlotsPanel(QWidget):
                 plot.getAxis(name).setTextPen(colors.text)
         self.hist_session.setOpts(brush=pg.mkBrush(colors.muted))
         self.tps_baseline.setPen(pg.mkPen(colors.muted, width=2, style=Qt.PenStyle.DashLine))
-        self.speedup_notice.fill = pg.mkBrush(colors.base)  # TextItem has no setter for its fill
-        self.speedup_notice.update()
         self._drawn = -1
         self._titles.clear()
         self.refresh()
 
     def set_presentation(self, on: bool) -> None:
         """Only the histogram and the speedup, stacked, with large axis text; off restores the grid."""
-        self._title_size = "20pt" if on else "10pt"
+        self._title_size = self._presentation_title() if on else "10pt"
+        self._presenting = on
         for i, (key, plot) in enumerate(self.plots.items()):
-            plot.setVisible(key in ("histogram", "speedup") or not on)
             self.grid.addWidget(plot, *((i, 0) if on else (i // 2, i % 2)))
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
@@ -136,8 +169,8 @@ class PlotsPanel(QWidget):
                     axis.labelStyle = label
                     axis._updateLabel()
         font = QFont(self.font().family(), 14 if on else self.font().pointSize())  # read from the back too
-        self.speedup_notice.setFont(font)
-        self.speedup_notice.setTextWidth(620 if on else 340)
+        self.notice.setFont(font)
+        self._arrange()
         self._titles.clear()
         self._drawn = -1
         self.refresh()
@@ -179,7 +212,8 @@ class PlotsPanel(QWidget):
                 "PlotsPanel", "Measured slower than target-only so far ({0:.2f}×) on this machine.").format(sy[-1])
         if notice != self._notice:
             self._notice = notice
-            self.speedup_notice.setText(notice or "")
+            self.notice.setText(notice or "")
+            self._sync_notice_row()
         self._title("speedup", self.tr("Speedup vs target-only"),
                     (BLUE, self.tr("measured") + (f" {sy[-1]:.2f}×" if sy else "")),
                     (ORANGE, self.tr("predicted") + (f" {predicted:.2f}×" if predicted is not None else "")))
@@ -206,6 +240,50 @@ class PlotsPanel(QWidget):
         self._title("throughput", self.tr("Tokens per second"),
                     (BLUE, self.tr("speculative") + (f" {tps:.1f}" if tps else "")),
                     (self.colors.muted, self.tr("target only") + (f" {1 / st.baseline_step:.1f}" if st.baseline_step else "")))
+
+    def _sync_notice_row(self) -> None:
+        self.notice_row.setVisible(bool(self._notice) or self.notice_button.isVisibleTo(self.notice_row))
+        self._arrange()
+
+    def set_offer(self, text: str | None) -> None:
+        """The button beside the notice ("Show speculation anyway …"); None hides it."""
+        self.notice_button.setText(text or "")
+        self.notice_button.setVisible(bool(text))
+        self._sync_notice_row()
+
+    def _chrome_height(self) -> int:
+        """Margins, and the notice row when it shows: what the plots do not get of the panel's height."""
+        m = self.layout().contentsMargins()
+        notice = self.notice_row.sizeHint().height() + self.layout().spacing() if self.notice_row.isVisibleTo(self) else 0
+        return m.top() + m.bottom() + notice
+
+    def _arrange(self) -> None:
+        """Both rows where each gets MIN_PLOT_HEIGHT, else the tabs' row; presenting: histogram and speedup."""
+        tab_bar = self.tabs.sizeHint().height() + self.layout().spacing()
+        self.setMinimumHeight(self._chrome_height() + (0 if self._presenting else tab_bar) + MIN_PLOT_HEIGHT)
+        both = self._presenting or self.height() - self._chrome_height() >= 2 * MIN_PLOT_HEIGHT + self.grid.spacing()
+        self.tabs.setVisible(not both)
+        for i, (key, plot) in enumerate(self.plots.items()):
+            if self._presenting:
+                plot.setVisible(key in ("histogram", "speedup"))
+            else:
+                plot.setVisible(both or i // 2 == self.tabs.currentIndex())
+
+    def _presentation_title(self) -> str:
+        return f"{PRESENTATION_TITLE_PT if self.width() >= WIDE_FROM_PX else NARROW_TITLE_PT}pt"
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+        if self._presenting and self._title_size != self._presentation_title():
+            self._title_size = self._presentation_title()
+            self._titles.clear()
+            self._drawn = -1
+            self.refresh()
+
+    def plot_heights(self) -> dict[str, int]:
+        """Each shown plot's height in px (tests check them against MIN_PLOT_HEIGHT)."""
+        return {key: plot.height() for key, plot in self.plots.items() if plot.isVisible()}
 
     def _range(self, key: str, axis: str, low: float, high: float) -> None:
         if self._ranges.get((key, axis)) != (low, high):

@@ -31,11 +31,15 @@ class Readout(QFrame):
             grid.addWidget(value, 0, col)
             grid.addWidget(label, 1, col)
             self.values[key] = value
+        # which of the two the audience watches: target-only, or which drafter at what speed
+        self.mode = QLabel(objectName="readout_mode", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        grid.addWidget(self.mode, 2, 0, 1, len(captions))
+        self.describe = lambda: ""  # the window's SpeculationOffer.describe
         self.timer = QTimer(self, interval=READOUT_MS, timeout=self.refresh)
 
     def set_sizes(self, value_pt: int, caption_pt: int) -> None:
         self.setStyleSheet(f"QLabel#readout_value {{ font-size: {value_pt}pt; font-weight: 700; }}"
-                           f"QLabel#readout_caption {{ font-size: {caption_pt}pt; }}")
+                           f"QLabel#readout_caption, QLabel#readout_mode {{ font-size: {caption_pt}pt; }}")
 
     def refresh(self) -> None:
         st = self.stats
@@ -45,6 +49,7 @@ class Readout(QFrame):
         self.values["speedup"].setText(f"{speedup[-1]:.2f}×" if speedup else "–")
         self.values["tps"].setText(f"{tps:.1f}" if tps else "–")
         self.values["alpha"].setText(f"{alpha:.2f}" if alpha is not None else "–")
+        self.mode.setText(self.describe())
 
 
 class PresentationMixin:
@@ -53,6 +58,7 @@ class PresentationMixin:
         self._saved: dict | None = None
         self.readout = Readout(self.stats)
         self.readout.set_sizes(44, 18)
+        self.readout.describe = self.offer.describe
         self.centralWidget().layout().insertWidget(0, self.readout)
         keys = (
             ("F2", self.toggle_presenter_controls),

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-
+from . import window_settings
 from .app import application
 
 LOAD_TIMEOUT_S = 300
@@ -28,11 +27,15 @@ def wait_until(condition, timeout: float) -> bool:
 def take(path: Path, prompts: list[str], target: str | None, draft: str | None, theme: str,
          size: tuple[int, int] = (1600, 1000), gamma: int | None = None, max_new_tokens: int = 96,
          step: int | None = None, seed: int | None = None, temperature: float | None = None,
-         presentation: bool = False, race: str | None = None, replay: Path | None = None) -> str | None:
+         presentation: bool = False, race: str | None = None, replay: Path | None = None,
+         say=None) -> str | None:
     """Chat through `prompts` (or play the recording `replay`, or race `race` on the first prompt),
     then save the window to path. Returns an error line, or None.
 
-    step: show the step-through at that round (1-based; 0 = the first round with a rejection)."""
+    step: show the step-through at that round (1-based; 0 = the first round with a rejection).
+    The step-through, the race and presentation mode exist to show speculation: where auto chose
+    target-only they run auto's fastest measured drafter ("Show speculation anyway"), and say(line)
+    tells what ran and at what measured cost."""
     application()
     from .main_window import MainWindow
 
@@ -40,6 +43,7 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
     try:
         window.set_theme(theme)
         window.resize(*size)
+        window_settings.default_docks(window)  # as a first run at this size lays them out
         window.show()
         if gamma is not None:
             window.controls.gamma.setValue(gamma)
@@ -60,6 +64,10 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
                 return "the models did not load in time"
             if window.target is None:
                 return window.banner.text()
+            if (step is not None or race or presentation) and window.offer.offer() is not None:
+                error = _speculate_anyway(window, say)
+                if error:
+                    return error
             if race:
                 error = _race(window, prompts[0], race)
                 if error:
@@ -96,6 +104,19 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
         window.close()
 
 
+def _speculate_anyway(window, say) -> str | None:
+    _, label, speedup = window.offer.offer()
+    window.offer.run()
+    if not wait_until(lambda: not window.loading, LOAD_TIMEOUT_S):
+        return "the draft did not load in time"
+    if window.drafter is None:
+        return window.banner.text() or "the draft did not load"
+    if say is not None:
+        say(f"auto runs target-only on this machine; showing speculation with {label} anyway "
+            f"({speedup:.2f}× target-only on this machine)")
+    return None
+
+
 def _race(window, prompt: str, mode: str) -> str | None:
     window.start_race(prompt, mode)
     if not wait_until(lambda: not window.racing, ANSWER_TIMEOUT_S * 2):
@@ -123,7 +144,6 @@ def _show_step(window, step: int) -> str | None:
     if not 0 <= index < len(rounds):
         return f"--step {step}: the answer has {len(rounds)} rounds"
     window.show_step_through()
-    window.resizeDocks([window.docks["step"]], [520], Qt.Orientation.Vertical)
     window.step.show_round(index)
     return None
 

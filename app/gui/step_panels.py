@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QSizePolicy, QVBoxLayout
 
 from app.history import palette
 
+from .plots import SHARE_TICKS, SHARE_TOP
 from .theme import Colors
 
 P_COLOR = palette.ACCEPTED  # blue: the target
@@ -20,6 +21,7 @@ RESIDUAL_COLOR = palette.CORRECTED
 BONUS_COLOR = palette.BONUS
 MAX_BARS = 8  # union of the top entries of p and q at one position
 BAR_W = 0.38
+CARD_MIN_WIDTH = 205  # six cards (γ 5 and the outcome) side by side at 1366 px, with no scroll bar
 
 
 def short(text: str, limit: int = 8) -> str:
@@ -48,7 +50,7 @@ def _panel_layout(panel: QFrame) -> QVBoxLayout:
     """The framed card every step-through panel sits in."""
     panel.setObjectName("steppanel")
     panel.setFrameShape(QFrame.Shape.StyledPanel)
-    panel.setMinimumWidth(250)
+    panel.setMinimumWidth(CARD_MIN_WIDTH)
     layout = QVBoxLayout(panel)
     layout.setContentsMargins(6, 6, 6, 6)
     layout.setSpacing(4)
@@ -57,8 +59,9 @@ def _panel_layout(panel: QFrame) -> QVBoxLayout:
 
 def _probability_plot() -> pg.PlotWidget:
     """Bars of probabilities on a fixed 0..1 axis, so rounds compare at a glance."""
-    plot = _bar_plot(90, 240)
-    plot.setYRange(0, 1.08, padding=0)
+    plot = _bar_plot(64, 240)
+    plot.setYRange(0, SHARE_TOP, padding=0)
+    plot.getAxis("left").setTicks(SHARE_TICKS)  # a short plot: labels every 0.2 would overprint
     plot.showGrid(y=True, alpha=0.2)
     return plot
 
@@ -78,7 +81,7 @@ class PositionPanel(QFrame):
             self.bars.addItem(item)
         self.numbers = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         # The coin: [0, min(1, p/q)) accepts, [min(1, p/q), 1) rejects; u lands in one of them.
-        self.coin = _bar_plot(50)
+        self.coin = _bar_plot(40)
         self.coin.setXRange(0, 1, padding=0.02)
         self.coin.setYRange(0, 1, padding=0)
         self.coin.getAxis("left").hide()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -73,9 +74,14 @@ class LayoutMixin:
         self.controls.show_rejected_changed.connect(self.chat.set_show_rejected)
         self.details = TokenDetails()
         side = QSplitter(Qt.Orientation.Vertical)
-        side.addWidget(self.controls)
+        # scrolls rather than holding the window taller than a 1366×768 screen
+        controls = QScrollArea(widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
+        controls.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        controls.setWidget(self.controls)
+        controls.setMinimumWidth(self.controls.minimumSizeHint().width() + controls.verticalScrollBar().sizeHint().width())
+        side.addWidget(controls)
         side.addWidget(self.details)
-        side.setStretchFactor(0, 0)
+        side.setStretchFactor(0, 3)
         side.setStretchFactor(1, 1)
         self.plots = PlotsPanel(self.stats, self.colors)
         self.step = StepThrough(self.colors)

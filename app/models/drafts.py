@@ -10,7 +10,7 @@ from . import memory
 from .compat import ensure_compatible
 from .devices import reduced_dtype
 from .loading import LoadedModel, load_model
-from .specs import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
+from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
 from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_draft
 
 
@@ -30,6 +30,8 @@ def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafte
     compatibility pre-flight, else IncompatibleModels."""
     if spec in (None, "", NO_DRAFT):
         return None
+    if spec == AUTO:  # a choice by measurement, not a model: never looked up on the hub as an id
+        raise ValueError("draft 'auto' is chosen by measurement (app.models.calibration.select), not loaded")
     if spec == PROMPT_LOOKUP:
         return PromptLookupDrafter()
     if spec == SELF_DRAFT:

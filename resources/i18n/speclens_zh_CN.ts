@@ -90,47 +90,47 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="139"/>
+        <location filename="../../app/gui/chat_view.py" line="137"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="168"/>
+        <location filename="../../app/gui/chat_view.py" line="164"/>
         <source>Try an example — one click sends it:</source>
         <translation>试试示例 —— 点击即可发送：</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="197"/>
+        <location filename="../../app/gui/chat_view.py" line="193"/>
         <source>failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="199"/>
+        <location filename="../../app/gui/chat_view.py" line="195"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="201"/>
+        <location filename="../../app/gui/chat_view.py" line="197"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="209"/>
+        <location filename="../../app/gui/chat_view.py" line="205"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="232"/>
+        <location filename="../../app/gui/chat_view.py" line="228"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="232"/>
+        <location filename="../../app/gui/chat_view.py" line="228"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="232"/>
+        <location filename="../../app/gui/chat_view.py" line="228"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
@@ -508,19 +508,34 @@
 <context>
     <name>Examples</name>
     <message>
-        <location filename="../../app/gui/examples.py" line="24"/>
+        <location filename="../../app/gui/examples.py" line="28"/>
         <source>Mostly accepted: the self-draft agrees with the target</source>
         <translation>大多被接受：自草稿与目标模型一致</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="26"/>
+        <location filename="../../app/gui/examples.py" line="30"/>
         <source>Many corrections: prompt lookup guessing at a poem</source>
         <translation>大量修正：提示查找在猜一首诗</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="28"/>
+        <location filename="../../app/gui/examples.py" line="32"/>
         <source>Prompt lookup shines: copying from the prompt</source>
         <translation>提示查找大显身手：从提示中复制</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="60"/>
+        <source>{0}: {1:.2f}× target-only on this machine, slower</source>
+        <translation>{0}：本机为仅目标模型的 {1:.2f}×，更慢</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="62"/>
+        <source>{0}: {1:.2f}× target-only on this machine</source>
+        <translation>{0}：本机为仅目标模型的 {1:.2f}×</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="74"/>
+        <source>This example shows the colours, not a speedup: {0}</source>
+        <translation>此示例只为显示词元的状态，不是加速：{0}</translation>
     </message>
 </context>
 <context>
@@ -656,42 +671,42 @@
 <context>
     <name>LayoutMixin</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="38"/>
+        <location filename="../../app/gui/window_layout.py" line="39"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="46"/>
+        <location filename="../../app/gui/window_layout.py" line="47"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="48"/>
+        <location filename="../../app/gui/window_layout.py" line="49"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="49"/>
+        <location filename="../../app/gui/window_layout.py" line="50"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="87"/>
+        <location filename="../../app/gui/window_layout.py" line="93"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="88"/>
+        <location filename="../../app/gui/window_layout.py" line="94"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="89"/>
+        <location filename="../../app/gui/window_layout.py" line="95"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="90"/>
+        <location filename="../../app/gui/window_layout.py" line="96"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -699,12 +714,12 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="64"/>
+        <location filename="../../app/gui/main_window.py" line="65"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="106"/>
+        <location filename="../../app/gui/main_window.py" line="109"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -802,68 +817,68 @@
         <translation>训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="36"/>
+        <location filename="../../app/gui/menus.py" line="37"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37"/>
+        <location filename="../../app/gui/menus.py" line="38"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="39"/>
+        <location filename="../../app/gui/menus.py" line="40"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="40"/>
+        <location filename="../../app/gui/menus.py" line="41"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="41"/>
+        <location filename="../../app/gui/menus.py" line="42"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="43"/>
+        <location filename="../../app/gui/menus.py" line="44"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="46"/>
-        <location filename="../../app/gui/menus.py" line="57"/>
+        <location filename="../../app/gui/menus.py" line="47"/>
+        <location filename="../../app/gui/menus.py" line="58"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="46"/>
+        <location filename="../../app/gui/menus.py" line="47"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="46"/>
+        <location filename="../../app/gui/menus.py" line="47"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="52"/>
+        <location filename="../../app/gui/menus.py" line="53"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="54"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
+        <location filename="../../app/gui/menus.py" line="55"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="92"/>
+        <location filename="../../app/gui/menus.py" line="93"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -886,67 +901,67 @@
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="101"/>
+        <location filename="../../app/gui/model_flow.py" line="103"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="106"/>
+        <location filename="../../app/gui/model_flow.py" line="109"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="183"/>
+        <location filename="../../app/gui/model_flow.py" line="188"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <location filename="../../app/gui/model_flow.py" line="191"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="194"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="198"/>
+        <location filename="../../app/gui/model_flow.py" line="203"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="198"/>
+        <location filename="../../app/gui/model_flow.py" line="203"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
+        <location filename="../../app/gui/model_flow.py" line="207"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="203"/>
+        <location filename="../../app/gui/model_flow.py" line="208"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="205"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="205"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="207"/>
+        <location filename="../../app/gui/model_flow.py" line="212"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="209"/>
+        <location filename="../../app/gui/model_flow.py" line="214"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -954,27 +969,27 @@
 <context>
     <name>ModelFlowMixin</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="88"/>
+        <location filename="../../app/gui/model_flow.py" line="89"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="147"/>
+        <location filename="../../app/gui/model_flow.py" line="151"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="163"/>
+        <location filename="../../app/gui/model_flow.py" line="168"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="166"/>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="172"/>
+        <location filename="../../app/gui/model_flow.py" line="177"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -982,12 +997,12 @@
 <context>
     <name>ModelLoader</name>
     <message>
-        <location filename="../../app/gui/model_loader.py" line="47"/>
+        <location filename="../../app/gui/model_loader.py" line="49"/>
         <source>Loading torch and transformers …</source>
         <translation>正在加载 torch 和 transformers …</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_loader.py" line="57"/>
+        <location filename="../../app/gui/model_loader.py" line="59"/>
         <source>Preparing draft {0} …</source>
         <translation>正在准备草稿模型 {0}…</translation>
     </message>
@@ -995,32 +1010,32 @@
 <context>
     <name>OutcomePanel</name>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="189"/>
+        <location filename="../../app/gui/step_panels.py" line="192"/>
         <source>&lt;b&gt;Rejected at position {0}&lt;/b&gt;: the next token comes from the residual norm(max(p − q, 0)) → &lt;span style=&apos;color:{1}&apos;&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</source>
         <translation>&lt;b&gt;在第 {0} 个位置被拒绝&lt;/b&gt;：下一个词元来自残差分布 norm(max(p − q, 0)) → &lt;span style=&apos;color:{1}&apos;&gt;&lt;b&gt;{2}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="192"/>
+        <location filename="../../app/gui/step_panels.py" line="195"/>
         <source>Where q gave more than p the residual is 0, so the mass the test took away returns exactly where p needs it.</source>
         <translation>在 q 大于 p 的地方残差为 0，因此检验拿走的概率质量恰好回到 p 需要的地方。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="196"/>
+        <location filename="../../app/gui/step_panels.py" line="199"/>
         <source>&lt;b&gt;All {0} drafts accepted&lt;/b&gt;: a bonus token from p&lt;sub&gt;{1}&lt;/sub&gt; → &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
         <translation>&lt;b&gt;全部 {0} 个草稿被接受&lt;/b&gt;：从 p&lt;sub&gt;{1}&lt;/sub&gt; 采样一个奖励词元 → &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="198"/>
+        <location filename="../../app/gui/step_panels.py" line="201"/>
         <source>The target&apos;s pass over the drafts already computed this distribution: one token more for free.</source>
         <translation>目标模型对草稿的那次前向计算已经算出了这个分布：白得一个词元。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="201"/>
+        <location filename="../../app/gui/step_panels.py" line="204"/>
         <source>&lt;b&gt;No draft&lt;/b&gt;: the token comes from p → &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;没有草稿&lt;/b&gt;：词元来自 p → &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="204"/>
+        <location filename="../../app/gui/step_panels.py" line="207"/>
         <source>(drawn, but cut: the answer ended first)</source>
         <translation>（已采样，但被截断：回答先结束了）</translation>
     </message>
@@ -1145,100 +1160,110 @@
 <context>
     <name>PlotsPanel</name>
     <message>
-        <location filename="../../app/gui/plots.py" line="49"/>
+        <location filename="../../app/gui/plots.py" line="79"/>
+        <source>Acceptance · speedup</source>
+        <translation>接受 · 加速比</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/plots.py" line="80"/>
+        <source>By position · tokens/s</source>
+        <translation>按位置 · 词元/秒</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/plots.py" line="88"/>
         <source>share of rounds</source>
         <translation>轮次占比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="49"/>
+        <location filename="../../app/gui/plots.py" line="88"/>
         <source>drafts accepted per round</source>
         <translation>每轮接受的草稿数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="50"/>
+        <location filename="../../app/gui/plots.py" line="89"/>
         <source>speedup ×</source>
         <translation>加速比 ×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="50"/>
-        <location filename="../../app/gui/plots.py" line="52"/>
+        <location filename="../../app/gui/plots.py" line="89"/>
+        <location filename="../../app/gui/plots.py" line="91"/>
         <source>tokens in this message</source>
         <translation>本条消息的词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="51"/>
+        <location filename="../../app/gui/plots.py" line="90"/>
         <source>acceptance rate</source>
         <translation>接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="51"/>
+        <location filename="../../app/gui/plots.py" line="90"/>
         <source>draft position</source>
         <translation>草稿位置</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="52"/>
+        <location filename="../../app/gui/plots.py" line="91"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="163"/>
+        <location filename="../../app/gui/plots.py" line="196"/>
         <source>Accepted drafts per round ({0} rounds)</source>
         <translation>每轮接受的草稿数（{0} 轮）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="164"/>
-        <location filename="../../app/gui/plots.py" line="194"/>
+        <location filename="../../app/gui/plots.py" line="197"/>
+        <location filename="../../app/gui/plots.py" line="228"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="164"/>
+        <location filename="../../app/gui/plots.py" line="197"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="164"/>
-        <location filename="../../app/gui/plots.py" line="194"/>
+        <location filename="../../app/gui/plots.py" line="197"/>
+        <location filename="../../app/gui/plots.py" line="228"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="178"/>
+        <location filename="../../app/gui/plots.py" line="211"/>
         <source>Measured slower than target-only so far ({0:.2f}×) on this machine.</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="183"/>
+        <location filename="../../app/gui/plots.py" line="217"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="184"/>
+        <location filename="../../app/gui/plots.py" line="218"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="185"/>
+        <location filename="../../app/gui/plots.py" line="219"/>
         <source>predicted</source>
         <translation>预测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="193"/>
+        <location filename="../../app/gui/plots.py" line="227"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="206"/>
+        <location filename="../../app/gui/plots.py" line="240"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="207"/>
+        <location filename="../../app/gui/plots.py" line="241"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="208"/>
+        <location filename="../../app/gui/plots.py" line="242"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
@@ -1246,32 +1271,32 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="219"/>
+        <location filename="../../app/gui/model_flow.py" line="224"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="222"/>
+        <location filename="../../app/gui/model_flow.py" line="227"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="223"/>
+        <location filename="../../app/gui/model_flow.py" line="228"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="230"/>
+        <location filename="../../app/gui/model_flow.py" line="235"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="232"/>
+        <location filename="../../app/gui/model_flow.py" line="237"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="235"/>
+        <location filename="../../app/gui/model_flow.py" line="240"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1279,37 +1304,37 @@
 <context>
     <name>PositionPanel</name>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="121"/>
+        <location filename="../../app/gui/step_panels.py" line="124"/>
         <source>not tested (an earlier draft was rejected)</source>
         <translation>未检验（更早的草稿已被拒绝）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="123"/>
+        <location filename="../../app/gui/step_panels.py" line="126"/>
         <source>accepted</source>
         <translation>接受</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="125"/>
+        <location filename="../../app/gui/step_panels.py" line="128"/>
         <source>rejected</source>
         <translation>拒绝</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="127"/>
+        <location filename="../../app/gui/step_panels.py" line="130"/>
         <source>&lt;b&gt;Position {0}&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</source>
         <translation>&lt;b&gt;第 {0} 个位置&lt;/b&gt; · x = &lt;code&gt;{1}&lt;/code&gt; · &lt;span style=&apos;color:{2}&apos;&gt;&lt;b&gt;{3}&lt;/b&gt;&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="131"/>
+        <location filename="../../app/gui/step_panels.py" line="134"/>
         <source>&lt;span style=&apos;color:{0}&apos;&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style=&apos;color:{2}&apos;&gt;■ q(x) = {3:.4f}&lt;/span&gt;</source>
         <translation>&lt;span style=&apos;color:{0}&apos;&gt;■ p(x) = {1:.4f}&lt;/span&gt; &amp;nbsp; &lt;span style=&apos;color:{2}&apos;&gt;■ q(x) = {3:.4f}&lt;/span&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="133"/>
+        <location filename="../../app/gui/step_panels.py" line="136"/>
         <source>p(x)/q(x) = {0:.4f} &amp;nbsp; min(1, p/q) = &lt;b&gt;{1:.4f}&lt;/b&gt;</source>
         <translation>p(x)/q(x) = {0:.4f} &amp;nbsp; min(1, p/q) = &lt;b&gt;{1:.4f}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_panels.py" line="138"/>
+        <location filename="../../app/gui/step_panels.py" line="141"/>
         <source>u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</source>
         <translation>均匀随机数 u = &lt;b&gt;{0:.4f}&lt;/b&gt; {1} {2:.4f} → {3}</translation>
     </message>
@@ -1482,6 +1507,60 @@
         <location filename="../../app/gui/recording_flow.py" line="179"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
+    </message>
+</context>
+<context>
+    <name>SpeculationOffer</name>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="20"/>
+        <location filename="../../app/gui/speculation_offer.py" line="44"/>
+        <source>Show speculation anyway</source>
+        <translation>仍然显示推测解码</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="41"/>
+        <source>Show speculation anyway ({0}, {1:.2f}× on this machine)</source>
+        <translation>仍然显示推测解码（{0}，本机 {1:.2f}×）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="60"/>
+        <source>Speculating anyway with {0}: it ran at {1:.2f}× target-only on this machine.</source>
+        <translation>仍用 {0} 推测解码：它在本机的速度是仅目标模型的 {1:.2f}×。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="67"/>
+        <source>Speculating with {0} anyway: {1:.2f}× on this machine</source>
+        <translation>仍用 {0} 推测解码：本机 {1:.2f}×</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="76"/>
+        <source>Replay: speculating with {0}</source>
+        <translation>回放：用 {0} 推测解码</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="77"/>
+        <source>Replay: target only</source>
+        <translation>回放：仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="80"/>
+        <source>Target only: speculation is slower on this machine</source>
+        <translation>仅目标模型：本机上推测解码更慢</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="81"/>
+        <source>Target only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="84"/>
+        <source>Speculating with {0}</source>
+        <translation>用 {0} 推测解码</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/speculation_offer.py" line="85"/>
+        <source>Speculating with {0}, {1:.2f}× on this machine</source>
+        <translation>用 {0} 推测解码，本机 {1:.2f}×</translation>
     </message>
 </context>
 <context>

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from gui_helpers import Recorder
+from gui_helpers import CPU, Recorder
+
+from app.engine.policy import DrafterProfile
+from app.models import calibration
 
 
 @pytest.fixture
@@ -28,3 +31,24 @@ def window(qtbot, data_dir, tiny_pair_dirs):
     win.controls.seed_on.setChecked(True)
     win.controls.seed.setValue(3)
     return win
+
+
+@pytest.fixture
+def auto_window(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
+    """A window asked for draft 'auto', with drafters of injected cost: (c, alpha) per spec."""
+    monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path / "cache"))  # injected costs stay out of the real cache
+
+    def make(costs: dict[str, tuple[float, float]]):
+        from app.gui.main_window import MainWindow
+
+        monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: CPU)
+        monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify: DrafterProfile(
+            spec, spec, *costs[spec]))
+        win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec="auto")
+        qtbot.addWidget(win)
+        win.show()
+        qtbot.waitUntil(lambda: win.target is not None, timeout=60_000)
+        win.recorder = Recorder(win.worker)
+        return win
+
+    return make

@@ -8,6 +8,9 @@ import time
 from PySide6.QtCore import Qt
 
 from app.engine import DecodeParams, FinishedEvent, RoundEvent, TokenEvent
+from app.engine.policy import VerifyCosts
+
+CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089))  # v(n) of a CPU, injected
 
 
 class Recorder:

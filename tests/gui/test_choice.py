@@ -2,34 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-from gui_helpers import Recorder, send
-
-from app.engine.policy import DrafterProfile, VerifyCosts
-from app.models import calibration
-
-CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089))
-
-
-@pytest.fixture
-def auto_window(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
-    """A window asked for draft 'auto', with drafters of injected cost: (c, alpha) per spec."""
-    monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path / "cache"))  # injected costs stay out of the real cache
-
-    def make(costs: dict[str, tuple[float, float]]):
-        from app.gui.main_window import MainWindow
-
-        monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: CPU)
-        monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify: DrafterProfile(
-            spec, spec, *costs[spec]))
-        win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec="auto")
-        qtbot.addWidget(win)
-        win.show()
-        qtbot.waitUntil(lambda: win.target is not None, timeout=60_000)
-        win.recorder = Recorder(win.worker)
-        return win
-
-    return make
+from gui_helpers import CPU, send
 
 
 def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
@@ -38,7 +11,7 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     status = win.status_labels["choice"].text()
     assert status.startswith("Target-only") and "draft costs 1.05 target steps on this CPU" in status
     win.plots.refresh()
-    notice = win.plots.speedup_notice.toPlainText()
+    notice = win.plots.notice.text()
     assert "Running target-only" in notice and "1.05 target steps on this CPU" in notice
     win.controls.max_new.setValue(12)
     send(qtbot, win, "hello")
@@ -54,7 +27,7 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
     assert win.selection.spec == "prompt-lookup" and win.drafter is not None
     assert win.controls.gamma_is_auto() and win.auto is not None
     assert "γ auto" in win.status_labels["choice"].text()
-    assert win.plots.speedup_notice.toPlainText() == ""
+    assert win.plots.notice.text() == ""
     win.controls.max_new.setValue(40)
     send(qtbot, win, "say it again. say it again. say it")
     assert win.auto.rounds == len(win.recorder.rounds) - 1  # every round but the prefill one
@@ -72,7 +45,7 @@ def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypat
     qtbot.waitUntil(lambda: not win.loading and win.drafter is not None, timeout=60_000)
     assert win.status_labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
-    assert "Slower than target-only" in win.plots.speedup_notice.toPlainText()
+    assert "Slower than target-only" in win.plots.notice.text()
 
 
 def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_window):
@@ -91,7 +64,7 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
     assert win.status_labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
     assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
-        win.plots.speedup_notice.toPlainText()
+        win.plots.notice.text()
 
 
 def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
@@ -111,4 +84,4 @@ def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
     win.recheck_choice()
     assert win.drafter is None and win.auto is None
     win.plots.refresh()
-    assert "the last answer ran at 0.50× target-only" in win.plots.speedup_notice.toPlainText()
+    assert "the last answer ran at 0.50× target-only" in win.plots.notice.text()
