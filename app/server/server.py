@@ -28,11 +28,14 @@ class LocalServer:
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
+        self._port = port
 
     @property
     def port(self) -> int:
-        """The bound port (the real one when 0 asked for an ephemeral port); only once started."""
-        return self._server.servers[0].sockets[0].getsockname()[1]
+        """The bound port (the real one when 0 asked for an ephemeral port), from start() on."""
+        return self._port
+
+
 
     @property
     def url(self) -> str:
@@ -51,6 +54,7 @@ class LocalServer:
         if not self._server.started:
             self.stop()
             raise RuntimeError(f"the server could not listen on {self.address}:{self._server.config.port}")
+        self._port = self._server.servers[0].sockets[0].getsockname()[1]
         return self
 
     def wait(self) -> None:
