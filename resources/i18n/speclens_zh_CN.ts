@@ -802,6 +802,11 @@
         <translation>训练草稿模型…</translation>
     </message>
     <message>
+        <location filename="../../app/gui/menus.py" line="37"/>
+        <source>Serve on localhost</source>
+        <translation>在本机开放 API</translation>
+    </message>
+    <message>
         <location filename="../../app/gui/menus.py" line="36"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
@@ -1482,6 +1487,44 @@
         <location filename="../../app/gui/recording_flow.py" line="179"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
+    </message>
+</context>
+<context>
+    <name>ServeFlow</name>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="42"/>
+        <source>Load a model pair and wait for the answer to end first</source>
+        <translation>请先加载模型对，并等待当前回答结束</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="61"/>
+        <source>The local server could not start: no free port on 127.0.0.1</source>
+        <translation>本机 API 无法启动：127.0.0.1 上没有可用的 TCP port</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="66"/>
+        <source>Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. Models ▸ Serve on localhost stops it.</source>
+        <translation>正在 {1}/v1 开放 {0}（OpenAI API）：经它发来的问题的回答会显示在这里。再次选择“模型 → 在本机开放 API”即可停止。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="86"/>
+        <source>Serving stopped</source>
+        <translation>本机 API 已停止</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="94"/>
+        <source>Serving at {0}/v1 · waiting for requests</source>
+        <translation>本机 API {0}/v1 · 等待问题</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="140"/>
+        <source>Could not save the request: {0}</source>
+        <translation>无法保存问题：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="155"/>
+        <source>Answering a request from the local server …</source>
+        <translation>正在回答本机 API 收到的问题…</translation>
     </message>
 </context>
 <context>
