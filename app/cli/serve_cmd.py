@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.server import DEFAULT_HOST, DEFAULT_PORT
+from app.server import DEFAULT_HOST, DEFAULT_PORT, MAX_WAITING
 
 from .common import add_engine_args, add_model_args, add_sampling_args, params_from, static_decoder
 
@@ -19,8 +19,9 @@ def add_parser(sub) -> None:
                    help="require 'Authorization: Bearer KEY' on every request")
     p.add_argument("--history", choices=("on", "off"), default="off",
                    help="save every answer into the history the window shows (default: off)")
-    p.add_argument("--queue", type=int, default=4, metavar="N",
-                   help="requests that may wait behind the running one; more get 429 with Retry-After")
+    p.add_argument("--queue", type=int, default=MAX_WAITING, metavar="N",
+                   help=f"requests that may wait to start (at least 1; default {MAX_WAITING}); more get 429 with "
+                        "Retry-After")
     add_model_args(p)
     add_sampling_args(p)
     add_engine_args(p)
@@ -31,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from app.server.auth import check_exposure
 
     check_exposure(args.host, args.api_key)  # refuse before minutes of loading
-    if args.queue < 0:
-        raise ValueError(f"--queue must be >= 0, got {args.queue}")
+    if args.queue < 1:
+        raise ValueError(f"--queue must be >= 1, got {args.queue}")
     params = params_from(args)
     log = sys.stderr
     from .generate_cmd import load_pair

@@ -143,7 +143,7 @@ class ServeFlow(QObject):
         w.stats.new_message()
         if self.host.baseline_step:
             w.stats.set_baseline(self.host.baseline_step)
-        w.cancel = answer._cancel  # Stop ends the served answer too
+        w.cancel = answer.cancel_event  # Stop ends the served answer too
         w.step.clear()
         w.step.set_live(True)
         w.generating = True

@@ -8,3 +8,4 @@ the history), baseline (the target-only step), server (uvicorn in a background t
 
 DEFAULT_HOST = "127.0.0.1"  # loopback: nothing outside this machine reaches the server unless asked
 DEFAULT_PORT = 8765
+MAX_WAITING = 4  # requests accepted and not yet started before new ones get 429 (`serve --queue`)

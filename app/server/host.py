@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from app.engine import DecodeParams, Event, FinishedEvent, RoundEvent, TokenEvent
 
+from . import MAX_WAITING
 from .stops import StopText
 from .usage import speclens_usage
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_WAITING = 4  # answers queued behind the running one before new requests get 429
 RECENT = 8  # answers whose durations estimate Retry-After
 # The engine's FinishedEvent.reason -> OpenAI's finish_reason; "cancelled" only reaches a client that is gone.
 FINISH_REASONS = {"eos": "stop", "length": "length", "context": "length", "cancelled": "cancelled"}
@@ -126,10 +126,15 @@ class Answer:
     done: Done | None = None
     _cancel: threading.Event = field(default_factory=threading.Event)
 
+    @property
+    def cancel_event(self) -> threading.Event:
+        """The flag decode() reads before every round; setting it directly skips the cancel_round record."""
+        return self._cancel
+
     def cancel(self) -> None:
         if not self._cancel.is_set():
+            self._cancel.set()  # first: a round the worker ends meanwhile counts as before the cancel
             self.cancel_round = self.rounds_done
-            self._cancel.set()
 
     @property
     def cancelled(self) -> bool:
@@ -138,6 +143,8 @@ class Answer:
 
 class EngineHost:
     def __init__(self, pair: ServedPair, *, max_waiting: int = MAX_WAITING, measure_baseline: bool = True) -> None:
+        if max_waiting < 1:
+            raise ValueError(f"the queue must hold at least 1 request, got {max_waiting}")
         self.pair = pair
         self.max_waiting = max_waiting
         self.baseline_step: float | None = None
@@ -201,6 +208,11 @@ class EngineHost:
     @property
     def waiting(self) -> int:
         return self._waiting
+
+    def queued(self) -> list[Answer]:
+        """The answers accepted and not yet started, oldest first (a snapshot)."""
+        with self._queue.mutex:
+            return [a for a in self._queue.queue if a is not None]
 
     def close(self, timeout: float = 30.0) -> None:
         """Cancel what runs, refuse what waits, and stop the worker."""
@@ -318,8 +330,8 @@ class EngineHost:
     def _emit(self, answer: Answer, item: Item) -> None:
         try:
             answer.deliver(item)
-        except Exception:
-            log.exception("delivering an answer's item failed")  # its client is gone; the answer goes on
+        except Exception as exc:  # its client is gone (the server stopped); the answer goes on for observers
+            log.debug("an answer's item was not delivered: %s", exc)
         for observer in list(self._observers):
             try:
                 observer(answer, item)

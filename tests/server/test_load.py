@@ -70,28 +70,87 @@ def test_concurrent_streams_get_complete_answers_or_429(tiny_loaded):
         assert host.max_waiting_seen <= MAX_WAITING
 
 
+def assert_runs_to_length(server, model: str, max_tokens: int) -> None:
+    """The greedy answer to "go" never meets the end token: cancelling is then the only way it ends early."""
+    r = client(server).chat.completions.create(model=model, messages=[{"role": "user", "content": "go"}],
+                                               temperature=0, max_tokens=max_tokens)
+    assert r.choices[0].finish_reason == "length"
+
+
 def test_a_disconnect_mid_stream_cancels_within_one_round(tiny_loaded):
     target, drafter = tiny_loaded
-    finished = []
-    observe = lambda answer, item: item.__class__.__name__ == "Done" and finished.append((answer, item))  # noqa: E731
-    params = DecodeParams(gamma=2, temperature=1.0, max_new_tokens=230)  # a long answer: ~230 rounds
+    finished, armed, hold = [], threading.Event(), threading.Event()
+
+    def observe(answer, item):  # in the engine's worker thread, after the item went to the client
+        if item.__class__.__name__ == "Done":
+            finished.append((answer, item))
+        elif item.round.round == 3 and armed.is_set():
+            hold.wait(30)  # the engine is busy past round 3 until the test has hung up (a tiny round is ~1 ms)
+
+    params = DecodeParams(gamma=2, temperature=1.0, max_new_tokens=230)
     with serving(target, drafter, params, observers=[observe]) as (server, host):
-        payload = {"model": host.pair.model_id, "messages": [{"role": "user", "content": "go"}], "stream": True}
+        assert_runs_to_length(server, host.pair.model_id, params.max_new_tokens)
+        armed.set()
+        payload = {"model": host.pair.model_id, "messages": [{"role": "user", "content": "go"}], "stream": True,
+                   "temperature": 0}
         url = f"{server.url}/v1/chat/completions"
         with httpx.Client(timeout=TIMEOUT_S) as http, http.stream("POST", url, json=payload) as response:
             assert response.status_code == 200
             lines = response.iter_lines()
-            seen = [line for _, line in zip(range(6), lines, strict=False) if line.startswith("data:")]
-            assert len(seen) >= 2  # the role chunk and at least one round
+            seen = [line for _, line in zip(range(8), lines, strict=False) if line.startswith("data:")]
+            assert len(seen) >= 4  # the role chunk and rounds 0..2
+            answer = host.running
         # leaving the block closed the connection mid-answer
         for _ in range(500):
-            if finished:
+            if answer.cancelled:
+                break
+            time.sleep(0.01)
+        assert answer.cancelled
+        hold.set()
+        for _ in range(500):
+            if any(a is answer for a, _ in finished):
                 break
             time.sleep(0.02)
-        (answer, done), = finished
-        assert done.finish_reason == "cancelled" and answer.cancel_round is not None
+        (done,) = [d for a, d in finished if a is answer]
+        assert done.finish_reason == "cancelled"
         assert answer.rounds_done - answer.cancel_round <= 1
-        assert done.finished.rounds == answer.rounds_done < params.max_new_tokens
+        assert done.finished.rounds == answer.rounds_done <= 5
         ok = client(server).chat.completions.create(model=host.pair.model_id, max_tokens=5,
                                                     messages=[{"role": "user", "content": "again"}])
         assert ok.choices[0].finish_reason in ("stop", "length")
+
+
+def test_a_request_that_disconnects_while_queued_never_runs(tiny_loaded):
+    target, drafter = tiny_loaded
+    finished, hold = [], threading.Event()
+
+    def observe(answer, item):  # runs in the engine's worker thread: holding it keeps the first answer running
+        if item.__class__.__name__ == "Done":
+            finished.append((answer, item))
+        elif not finished:
+            hold.wait(30)
+
+    params = DecodeParams(gamma=2, temperature=1.0, max_new_tokens=20)
+    with serving(target, drafter, params, observers=[observe]) as (server, host):
+        url = f"{server.url}/v1/chat/completions"
+        payload = {"model": host.pair.model_id, "messages": [{"role": "user", "content": "go"}], "stream": True}
+        with httpx.Client(timeout=TIMEOUT_S) as http, http.stream("POST", url, json=payload) as running:
+            next(running.iter_lines())  # the first answer is running
+            with httpx.Client(timeout=TIMEOUT_S) as other, other.stream("POST", url, json=payload) as queued:
+                assert queued.status_code == 200 and next(queued.iter_lines()).startswith("data: ")
+                (waiting,) = host.queued()
+            # the queued client has gone
+            for _ in range(500):
+                if waiting.cancelled:
+                    break
+                time.sleep(0.01)
+            assert waiting.cancelled and host.running is not None and host.running is not waiting
+            hold.set()
+        for _ in range(500):
+            if len(finished) == 2:
+                break
+            time.sleep(0.02)
+        (first, first_done), (second, second_done) = finished
+        assert second is waiting and second_done.finish_reason == "cancelled"
+        assert second_done.finished is None and second_done.rounds == () and waiting.rounds_done == 0
+        assert first_done.finished is not None and host.waiting == 0
