@@ -41,6 +41,10 @@ RECENT = 8  # answers whose durations estimate Retry-After
 FINISH_REASONS = {"eos": "stop", "length": "length", "context": "length", "cancelled": "cancelled"}
 
 
+class HostClosed(Exception):
+    """The host has stopped: nothing submitted now would ever run."""
+
+
 class QueueFull(Exception):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"the engine is busy: {retry_after} s until a place in the queue is likely free")
@@ -163,6 +167,7 @@ class EngineHost:
         self._encode_lock = threading.Lock()
         self._thread = threading.Thread(target=self._work, name="speclens-engine-host", daemon=True)
         self._started = threading.Event()
+        self._closed = False
 
     # The server's side
 
@@ -191,6 +196,8 @@ class EngineHost:
     def submit(self, job: Job, deliver: Callable[[Item], None]) -> Answer:
         answer = Answer(job, deliver)
         with self._lock:
+            if self._closed:
+                raise HostClosed("the engine host has stopped")
             if self._waiting >= self.max_waiting:
                 raise QueueFull(self._retry_after())
             self._waiting += 1
@@ -216,6 +223,8 @@ class EngineHost:
 
     def close(self, timeout: float = 30.0) -> None:
         """Cancel what runs, refuse what waits, and stop the worker."""
+        with self._lock:
+            self._closed = True
         running = self.running
         if running is not None:
             running.cancel()

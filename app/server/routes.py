@@ -22,7 +22,7 @@ from .auth import authorize
 from .body import MAX_BODY, read_body
 from .chunks import CHAT, StreamWriter, response
 from .errors import ApiError
-from .host import Done, EngineHost, Job, QueueFull, Step
+from .host import Done, EngineHost, HostClosed, Job, QueueFull, Step
 from .schema import ApiRequest, parse_chat, parse_completion
 
 DISCONNECT_POLL_S = 0.25  # how often a request that is not streamed checks that its client is still there
@@ -128,6 +128,8 @@ async def _answer(request: Request, host: EngineHost, req: ApiRequest) -> Respon
     except QueueFull as exc:
         raise ApiError(429, str(exc), type="rate_limit_error", code="rate_limit_exceeded",
                        headers={"Retry-After": str(exc.retry_after)}) from None
+    except HostClosed:
+        raise _shutting_down() from None
     model = host.pair.model_id
     if req.stream:
         writer = StreamWriter(req.kind, answer, model, req.include_usage)
@@ -170,6 +172,10 @@ async def _answer(request: Request, host: EngineHost, req: ApiRequest) -> Respon
     done: Done = item
     if done.error is not None:
         raise ApiError(500, f"the engine failed: {done.error}", type="server_error", code="engine_error")
-    if done.finish_reason == "cancelled":
-        raise ApiError(503, "the server is shutting down", type="server_error", code="shutting_down")
+    if done.finish_reason == "cancelled":  # only the host's close cancels an answer whose client is still there
+        raise _shutting_down()
     return JSONResponse(response(req.kind, answer, model, steps, done))
+
+
+def _shutting_down() -> ApiError:
+    return ApiError(503, "the server is shutting down", type="server_error", code="shutting_down")

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import serving
+from server_helpers import serving
 
 from app.engine import DecodeParams
 

@@ -9,8 +9,7 @@ import time
 
 import httpx
 import pytest
-from conftest import TIMEOUT_S, client, serving
-from helpers import check_tokens, read_stream
+from server_helpers import TIMEOUT_S, check_tokens, client, read_stream, serving
 
 from app.engine import DecodeParams
 
@@ -154,3 +153,24 @@ def test_a_request_that_disconnects_while_queued_never_runs(tiny_loaded):
         assert second is waiting and second_done.finish_reason == "cancelled"
         assert second_done.finished is None and second_done.rounds == () and waiting.rounds_done == 0
         assert first_done.finished is not None and host.waiting == 0
+
+
+def test_a_closed_host_refuses_work_and_a_bad_bound_is_refused(tiny_loaded):
+    from app.server.host import EngineHost, HostClosed, Job, ServedPair
+
+    target, drafter = tiny_loaded
+    pair = ServedPair(target, drafter, DecodeParams(max_new_tokens=4))
+    with pytest.raises(ValueError, match="at least 1"):
+        EngineHost(pair, max_waiting=0)
+    host = EngineHost(pair, measure_baseline=False)
+    host.start()
+    items = []
+    answer = host.submit(Job(host.encode_chat([{"role": "user", "content": "hi"}]), pair.params), items.append)
+    for _ in range(500):
+        if answer.done is not None:
+            break
+        time.sleep(0.01)
+    host.close()
+    assert items[-1] is answer.done and answer.done.finish_reason in ("stop", "length")
+    with pytest.raises(HostClosed):
+        host.submit(answer.job, items.append)

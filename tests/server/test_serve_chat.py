@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import client, serving
-from helpers import check_tokens, read_stream
+from server_helpers import check_tokens, client, read_stream, serving
 
 from app.cli import main
 from app.engine import DecodeParams

@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from conftest import TIMEOUT_S, client, serving
+from server_helpers import TIMEOUT_S, client, serving
 
 from app.cli import main
 from app.engine import DecodeParams

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import client, serving
+from server_helpers import client, serving
 
 from app.cli import main
 from app.engine import DecodeParams

@@ -1,6 +1,40 @@
-"""Checks shared by the server tests: the extension fields against the answer they describe."""
+"""Shared by the server tests: a real server on 127.0.0.1 (an ephemeral port) over a loaded pair, the official
+openai client for it, and checks of the extension fields against the answer they describe."""
 
 from __future__ import annotations
+
+from contextlib import contextmanager
+
+from app.engine import DecodeParams
+
+TIMEOUT_S = 60  # every client call; no test waits unbounded
+
+
+@contextmanager
+def serving(target, drafter, params: DecodeParams, *, max_waiting: int = 4, api_key: str | None = None,
+            auto=None, observers=()):
+    """(server, host) running until the block ends; the test's own server, stopped by the test."""
+    from app.server.host import EngineHost, ServedPair
+    from app.server.server import LocalServer
+
+    host = EngineHost(ServedPair(target, drafter, params, auto), max_waiting=max_waiting)
+    for observer in observers:
+        host.subscribe(observer)
+    host.start()
+    server = LocalServer(host, address="127.0.0.1", port=0, api_key=api_key)
+    try:
+        server.start()
+        yield server, host
+    finally:
+        server.stop()
+        host.close()
+
+
+def client(server, api_key: str = "unused"):
+    import openai
+
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key=api_key, max_retries=0, timeout=TIMEOUT_S)
+
 
 EMITTED = {"accepted", "corrected", "bonus", "target"}
 
