@@ -99,6 +99,10 @@ def markdown(result: dict) -> str:
         out += ["", "## GUI overhead", "",
                 f"headless {g['headless_tps']:.1f} tok/s, through the GUI worker {g['gui_tps']:.1f} tok/s: "
                 f"overhead **{100 * g['overhead']:.1f}%**"]
+    if result.get("serve_overhead"):
+        from .serve_overhead import markdown_lines
+
+        out += markdown_lines(result["serve_overhead"])
     return "\n".join(out) + "\n"
 
 

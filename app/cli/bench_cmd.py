@@ -40,6 +40,8 @@ def add_parser(sub) -> None:
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
     p.add_argument("--gui-overhead", action="store_true",
                    help="also measure tokens/s through the GUI worker against headless decoding")
+    p.add_argument("--serve-overhead", action="store_true",
+                   help="also measure tokens/s streamed through `speclens serve` against `generate`, and the first token")
     add_engine_args(p)
     p.add_argument("--gpu-mechanics", action="store_true",
                    help="instead: random-weight Llama pair (~1B / ~100M, bf16) built on the spot, eager against "
@@ -164,6 +166,11 @@ def run(args: argparse.Namespace) -> int:
 
         log("measuring the GUI worker's overhead ...")
         result["gui_overhead"] = measure_gui_overhead(pair, prompts, settings[0], args.repeats)
+    if args.serve_overhead:
+        from app.bench.serve_overhead import measure_serve_overhead
+
+        log("measuring the local server's overhead ...")
+        result["serve_overhead"] = measure_serve_overhead(pair, prompts, settings[0], args.repeats)
     result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
     from app.bench.report import write_result
 

@@ -45,20 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.prompt.strip():
         raise UsageError("the prompt is empty")
     params = params_from(args)
-    from app.models import load_model
-
     log = sys.stderr
-    kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, **kwargs)
-    draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter, auto = choose_drafter(args, target, draft_kwargs, log)
-    for warning in target.extra.get("warnings", ()):
-        print(f"warning: {warning}", file=log)
-    print(
-        f"target: {target.name} on {target.device} ({str(target.dtype).removeprefix('torch.')}), "
-        f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
-        file=log,
-    )
+    target, drafter, auto = load_pair(args, log)
     if auto is not None:  # γ re-chosen before every round from the live α, c and verify cost
         fixed = params
         params = lambda: replace(fixed, gamma=auto.gamma())  # noqa: E731
@@ -95,6 +83,24 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_summary(result, gamma, drafter is not None), file=log)
     return 0
+
+
+def load_pair(args: argparse.Namespace, log):
+    """(target, drafter or None, live γ controller or None) from the model options, saying what loaded."""
+    from app.models import load_model
+
+    kwargs = load_kwargs(args)
+    target = load_model(args.target, device=args.device, **kwargs)
+    draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
+    drafter, auto = choose_drafter(args, target, draft_kwargs, log)
+    for warning in target.extra.get("warnings", ()):
+        print(f"warning: {warning}", file=log)
+    print(
+        f"target: {target.name} on {target.device} ({str(target.dtype).removeprefix('torch.')}), "
+        f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
+        file=log,
+    )
+    return target, drafter, auto
 
 
 def to_json(result, gamma: int) -> dict:

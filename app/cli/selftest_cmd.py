@@ -1,8 +1,9 @@
 """`speclens selftest`: prove an installation (source or frozen) works end to end, offline.
 
 Loads the model pair, checks that greedy speculative decoding reproduces target-only greedy
-decoding token for token (the exactness guarantee at temperature 0), opens the main window
-offscreen and closes it, then prints a short report. Exit 0 on success, 1 on a failed check.
+decoding token for token (the exactness guarantee at temperature 0), asks the same of the local
+server (`speclens serve`) on an ephemeral loopback port, opens the main window offscreen and closes
+it, then prints a short report. Exit 0 on success, 1 on a failed check.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         if args.models:
             print("\n".join(check_models(args)), flush=True)
         else:
-            print("\n".join(check_decoding(args)), flush=True)
+            lines, checked = check_decoding(args)
+            print("\n".join(lines), flush=True)
+            print(check_server(*checked), flush=True)
             print(check_window(), flush=True)
     except SelftestFailed as exc:
         print(f"speclens selftest: FAILED: {exc}", file=sys.stderr)
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_decoding(args: argparse.Namespace) -> list[str]:
+def check_decoding(args: argparse.Namespace) -> tuple[list[str], tuple]:
+    """(report lines, (target, drafter, params, prompt, greedy token ids) for the server check)."""
     from app.engine import DecodeParams, generate
     from app.models import load_model
 
@@ -88,7 +92,7 @@ def check_decoding(args: argparse.Namespace) -> list[str]:
         f"speculative (gamma {params.gamma}, greedy): {fs.new_tokens} tokens in {fs.elapsed:.2f} s, "
         f"{fs.rounds} rounds, {s.tokens_per_round:.2f} tokens/round, alpha {alpha}",
         f"target-only greedy: {fp.new_tokens} tokens in {fp.elapsed:.2f} s; outputs identical: yes",
-    ]
+    ], (target, drafter, params, args.prompt, spec.token_ids)
 
 
 def check_models(args: argparse.Namespace) -> list[str]:
@@ -101,11 +105,44 @@ def check_models(args: argparse.Namespace) -> list[str]:
     for folder in folders:
         one = argparse.Namespace(**{**vars(args), "target": str(folder), "draft": "self"})
         try:
-            result = check_decoding(one)
+            result, _ = check_decoding(one)
         except Exception as exc:  # a module missing from a frozen build surfaces here
             raise SelftestFailed(f"model {folder.name}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
         lines.append(f"model {folder.name}: {result[-1]}")
     return lines
+
+
+def check_server(target, drafter, params, prompt: str, expected: list[int]) -> str:
+    """The local server on an ephemeral loopback port answers the same prompt greedily with the same tokens."""
+    import json
+    import urllib.request
+
+    from app.server.host import EngineHost, ServedPair
+    from app.server.server import LocalServer
+
+    start = time.perf_counter()
+    host = EngineHost(ServedPair(target, drafter, params), max_waiting=1)
+    host.start()
+    server = LocalServer(host, port=0)
+    try:
+        server.start()
+        url = server.url
+        body = {"model": host.pair.model_id, "messages": [{"role": "user", "content": prompt}], "temperature": 0,
+                "max_tokens": params.max_new_tokens}
+        request = urllib.request.Request(f"{url}/v1/chat/completions", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=300) as response:
+            answer = json.load(response)
+    except Exception as exc:  # a module missing from a frozen build surfaces here
+        raise SelftestFailed(f"the local server: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+    finally:
+        server.stop()
+        host.close()
+    ids = [t["id"] for t in answer["choices"][0]["speclens"]["tokens"] if t["status"] != "rejected"]
+    if ids != expected:
+        raise SelftestFailed(f"the local server's greedy answer differs from the engine's ({len(ids)} vs "
+                             f"{len(expected)} tokens)")
+    return f"local server on {url}: greedy answer identical ({len(ids)} tokens) in {time.perf_counter() - start:.1f} s"
 
 
 def check_window() -> str:

@@ -86,3 +86,38 @@ def summarize(rounds: Sequence[RoundEvent], gamma: int) -> Summary:
         verify_time=sum(r.verify_time for r in rounds),
         draft_time_per_token=draft_time / drafted if drafted else None,
     )
+
+
+# Measured against target-only: baseline_step is target-only seconds per token, timed on this machine. The
+# first round is left out of both: it carries the prompt's prefill.
+
+
+def speedup_series(rounds: Sequence[RoundEvent], baseline_step: float | None) -> tuple[list[int], list[float]]:
+    """Measured speedup after each round (x = tokens so far): baseline_step * tokens / seconds."""
+    if not baseline_step:
+        return [], []
+    xs, ys = [], []
+    tokens = seconds = 0.0
+    for r in rounds[1:]:
+        tokens += r.emitted
+        seconds += r.draft_time + r.verify_time
+        if seconds > 0:
+            xs.append(int(tokens))
+            ys.append(baseline_step * tokens / seconds)
+    return xs, ys
+
+
+def cost_ratios(rounds: Sequence[RoundEvent], baseline_step: float | None) -> tuple[float, float] | None:
+    """(c, verification cost) in target steps, from the drafted rounds' timings: predicted_speedup's inputs."""
+    drafted = [r for r in rounds[1:] if r.drafted]
+    if not baseline_step or not drafted:
+        return None
+    c = sum(r.draft_time for r in drafted) / sum(r.drafted for r in drafted) / baseline_step
+    verify = sum(r.verify_time for r in drafted) / len(drafted) / baseline_step
+    return c, verify
+
+
+def mean_accepted(rounds: Sequence[RoundEvent]) -> float | None:
+    """Draft tokens accepted per round, over the rounds that drafted."""
+    drafted = [r for r in rounds if r.drafted]
+    return sum(r.accepted for r in drafted) / len(drafted) if drafted else None

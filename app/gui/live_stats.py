@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.engine import DecodeParams, FinishedEvent, RoundEvent
-from app.engine.stats import alpha_estimate, per_position_acceptance, predicted_speedup
+from app.engine.stats import (
+    alpha_estimate,
+    cost_ratios,
+    per_position_acceptance,
+    predicted_speedup,
+    speedup_series,
+)
 
 
 @dataclass
@@ -77,26 +83,11 @@ class LiveStats:
 
     def speedup_series(self) -> tuple[list[int], list[float]]:
         """Measured speedup of the current message after each round: x = tokens so far."""
-        if not self.baseline_step:
-            return [], []
-        xs, ys = [], []
-        tokens = seconds = 0.0
-        for r in self.message.rounds[1:]:  # round 0 carries the prompt's prefill
-            tokens += r.emitted
-            seconds += r.draft_time + r.verify_time
-            if seconds > 0:
-                xs.append(int(tokens))
-                ys.append(self.baseline_step * tokens / seconds)
-        return xs, ys
+        return speedup_series(self.message.rounds, self.baseline_step)
 
     def cost_ratios(self) -> tuple[float, float] | None:
         """(c, verification cost) in target steps, from this session's timings."""
-        drafted = [r for r in self.session.rounds[1:] if r.drafted]
-        if not self.baseline_step or not drafted:
-            return None
-        c = sum(r.draft_time for r in drafted) / sum(r.drafted for r in drafted) / self.baseline_step
-        verify = sum(r.verify_time for r in drafted) / len(drafted) / self.baseline_step
-        return c, verify
+        return cost_ratios(self.session.rounds, self.baseline_step)
 
     def predicted(self, gamma: int) -> float | None:
         """Leviathan et al.'s speedup with measured alpha, c and verification cost."""

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 
 from . import i18n, theme
+from .serve_flow import toggle_serving
 
 
 class MenusMixin:
@@ -34,6 +35,9 @@ class MenusMixin:
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
         models.addAction(self.tr("Train a draft…"), self.show_train_dialog)
         models.addAction(self.offer.action)
+        serve = models.addAction(self.tr("Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
+        serve.setCheckable(True)
+        serve.triggered.connect(lambda _=False: toggle_serving(self, serve))
         view = self.menuBar().addMenu(self.tr("&View"))
         view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))

@@ -60,6 +60,8 @@ class RecordingFlowMixin:
         })
 
     def _answer_params(self):
+        if getattr(self, "served_params", None) is not None:  # an answer served over HTTP (serve_flow)
+            return self.served_params
         return self.replay_params if self.player is not None else self.controls.params()
 
     def _record_end(self, message) -> None:

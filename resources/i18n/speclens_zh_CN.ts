@@ -727,158 +727,163 @@
 <context>
     <name>MenusMixin</name>
     <message>
-        <location filename="../../app/gui/menus.py" line="13"/>
+        <location filename="../../app/gui/menus.py" line="14"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="14"/>
+        <location filename="../../app/gui/menus.py" line="15"/>
         <source>New chat</source>
         <translation>新建对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="15"/>
+        <location filename="../../app/gui/menus.py" line="16"/>
         <source>Export conversation as HTML…</source>
         <translation>将对话导出为 HTML…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="16"/>
+        <location filename="../../app/gui/menus.py" line="17"/>
         <source>Export conversation as Markdown…</source>
         <translation>将对话导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="17"/>
+        <location filename="../../app/gui/menus.py" line="18"/>
         <source>Export plots (PNG, SVG, CSV)…</source>
         <translation>导出图表（PNG、SVG、CSV）…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="19"/>
+        <location filename="../../app/gui/menus.py" line="20"/>
         <source>Open recording…</source>
         <translation>打开录制…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="20"/>
+        <location filename="../../app/gui/menus.py" line="21"/>
         <source>Save recording…</source>
         <translation>保存录制…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="22"/>
+        <location filename="../../app/gui/menus.py" line="23"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="23"/>
+        <location filename="../../app/gui/menus.py" line="24"/>
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="24"/>
+        <location filename="../../app/gui/menus.py" line="25"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="25"/>
+        <location filename="../../app/gui/menus.py" line="26"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="26"/>
+        <location filename="../../app/gui/menus.py" line="27"/>
         <source>Regenerate last answer</source>
         <translation>重新生成最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="27"/>
+        <location filename="../../app/gui/menus.py" line="28"/>
         <source>Copy last answer</source>
         <translation>复制最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="29"/>
+        <location filename="../../app/gui/menus.py" line="30"/>
         <source>Race: speculative against target only</source>
         <translation>比赛：推测解码对仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="31"/>
+        <location filename="../../app/gui/menus.py" line="32"/>
         <source>Race: current draft against prompt lookup</source>
         <translation>比赛：当前草稿对提示查找</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="33"/>
+        <location filename="../../app/gui/menus.py" line="34"/>
         <source>&amp;Models</source>
         <translation>模型(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="34"/>
+        <location filename="../../app/gui/menus.py" line="35"/>
         <source>Recommended pairs…</source>
         <translation>推荐的模型组合…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="35"/>
+        <location filename="../../app/gui/menus.py" line="36"/>
         <source>Train a draft…</source>
         <translation>训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="37"/>
+        <location filename="../../app/gui/menus.py" line="38"/>
+        <source>Serve on localhost</source>
+        <translation>在本机开放 API</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="41"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="38"/>
+        <location filename="../../app/gui/menus.py" line="42"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="40"/>
+        <location filename="../../app/gui/menus.py" line="44"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="41"/>
+        <location filename="../../app/gui/menus.py" line="45"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="42"/>
+        <location filename="../../app/gui/menus.py" line="46"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="44"/>
+        <location filename="../../app/gui/menus.py" line="48"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="47"/>
-        <location filename="../../app/gui/menus.py" line="58"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="62"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="47"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="47"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="57"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
+        <location filename="../../app/gui/menus.py" line="58"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="55"/>
+        <location filename="../../app/gui/menus.py" line="59"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="93"/>
+        <location filename="../../app/gui/menus.py" line="97"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -1458,55 +1463,93 @@
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="82"/>
+        <location filename="../../app/gui/recording_flow.py" line="84"/>
         <source>The recording was not saved: {0}</source>
         <translation>录制未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="86"/>
+        <location filename="../../app/gui/recording_flow.py" line="88"/>
         <source>No answer to save yet</source>
         <translation>还没有可保存的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="88"/>
+        <location filename="../../app/gui/recording_flow.py" line="90"/>
         <source>Save recording</source>
         <translation>保存录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="89"/>
-        <location filename="../../app/gui/recording_flow.py" line="112"/>
+        <location filename="../../app/gui/recording_flow.py" line="91"/>
+        <location filename="../../app/gui/recording_flow.py" line="114"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="99"/>
+        <location filename="../../app/gui/recording_flow.py" line="101"/>
         <source>Recording saved to {0}</source>
         <translation>录制已保存到 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="111"/>
+        <location filename="../../app/gui/recording_flow.py" line="113"/>
         <source>Open recording</source>
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="145"/>
+        <location filename="../../app/gui/recording_flow.py" line="147"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="160"/>
+        <location filename="../../app/gui/recording_flow.py" line="162"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="165"/>
+        <location filename="../../app/gui/recording_flow.py" line="167"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="179"/>
+        <location filename="../../app/gui/recording_flow.py" line="181"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
+    </message>
+</context>
+<context>
+    <name>ServeFlow</name>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="38"/>
+        <source>Load a model pair and wait for the answer to end first</source>
+        <translation>请先加载模型对，并等待当前回答结束</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="57"/>
+        <source>The local server could not start: no free port on 127.0.0.1</source>
+        <translation>本机 API 无法启动：127.0.0.1 上没有可用的 TCP port</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="62"/>
+        <source>Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. Models ▸ Serve on localhost stops it.</source>
+        <translation>正在 {1}/v1 开放 {0}（OpenAI API）：经它发来的问题的回答会显示在这里。再次选择“模型 → 在本机开放 API”即可停止。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="82"/>
+        <source>Serving stopped</source>
+        <translation>本机 API 已停止</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="90"/>
+        <source>Serving at {0}/v1 · waiting for requests</source>
+        <translation>本机 API {0}/v1 · 等待问题</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="136"/>
+        <source>Could not save the request: {0}</source>
+        <translation>无法保存问题：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/serve_flow.py" line="151"/>
+        <source>Answering a request from the local server …</source>
+        <translation>正在回答本机 API 收到的问题…</translation>
     </message>
 </context>
 <context>

@@ -25,6 +25,7 @@ def test_selftest_passes_and_reports(tiny_pair_dirs, capsys):
     assert selftest(tiny_pair_dirs, "--max-new-tokens", "12") == 0
     out = capsys.readouterr().out
     assert "outputs identical: yes" in out
+    assert "local server on http://127.0.0.1:" in out and "greedy answer identical" in out
     assert "alpha" in out
     assert "main window opened and closed" in out
     assert "selftest passed" in out
@@ -45,6 +46,15 @@ def test_selftest_catches_a_speculative_output_that_differs(tiny_pair_dirs, monk
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith("speclens selftest: FAILED: greedy speculative output differs")
     assert "Traceback" not in err
+
+
+def test_selftest_catches_a_server_answer_that_differs(tiny_pair_dirs, monkeypatch, capsys):
+    import app.server.chunks as chunks
+
+    real = chunks.token_json
+    monkeypatch.setattr(chunks, "token_json", lambda t: real(t) | {"id": t.token_id + 1})
+    assert selftest(tiny_pair_dirs, "--max-new-tokens", "8") == 1
+    assert "FAILED: the local server's greedy answer differs" in capsys.readouterr().err
 
 
 def test_selftest_without_a_drafter_fails_clearly(tiny_pair_dirs, capsys):
