@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.engine.params import MAX_GAMMA
+from app.engine.params import GAMMA_LIMIT
 
 from .errors import ApiError
 
@@ -50,7 +50,7 @@ class StreamOptions(_Strict):
 
 class Extension(_Strict):
     model_config = ConfigDict(strict=True, extra="forbid")
-    gamma: int | None = Field(None, ge=1, le=MAX_GAMMA)  # a fixed draft length; absent: the server's (auto) γ
+    gamma: int | None = Field(None, ge=1, le=GAMMA_LIMIT)  # a fixed draft length; absent: the server's (auto) γ
     draft: str | None = None  # "none" for target-only; absent or the served draft's name: the served draft
 
 
