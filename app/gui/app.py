@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import time
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -13,12 +12,10 @@ from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QSplashScreen
 
-from app import __version__
+from app import __version__, startup_trace
 from app.paths import APP_NAME, resource_path
 
 from .platform_check import platform_problem
-
-STARTUP_TRACE = "SPECLENS_STARTUP_TRACE"
 
 
 @dataclass
@@ -71,6 +68,7 @@ def run(options: GuiOptions) -> int:
         print(f"speclens: error: {problem}", file=sys.stderr)
         return 1
     app = application(sys.argv[:1])
+    startup_trace.mark("qt")
     # Importing torch and transformers takes seconds: show something at once.
     splash = QSplashScreen(splash_pixmap())
     splash.showMessage(QCoreApplication.translate("App", "{0} {1} · starting…").format(APP_NAME, __version__),
@@ -82,7 +80,7 @@ def run(options: GuiOptions) -> int:
     window = MainWindow(target_spec=options.target, draft_spec=options.draft, autoload=options.replay is None)
     window.show()
     splash.finish(window)
-    if os.environ.get(STARTUP_TRACE):
+    if startup_trace.enabled():
         _trace_startup(app, window)
     if options.replay is not None:
         window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
@@ -94,17 +92,14 @@ def run(options: GuiOptions) -> int:
 
 
 def _trace_startup(app: QApplication, window) -> None:
-    """SPECLENS_STARTUP_TRACE=1: print seconds from process start to the window painted and to ready
-    (models loaded, Send enabled; for `speclens replay`, the recording playing), then quit. `speclens bench --startup` reads these lines."""
-    import psutil
-
-    born = psutil.Process().create_time()
+    """SPECLENS_STARTUP_TRACE=1: mark the window painted and ready (models loaded, Send enabled; for
+    `speclens replay`, the recording playing), then quit. The loader marks the stages in between."""
     app.processEvents()  # the window's first paint
-    print(f"startup: window {time.time() - born:.3f}", flush=True)
+    startup_trace.mark("window")
 
     def check() -> None:
         if window.send_button.isEnabled() or window.player is not None:
-            print(f"startup: ready {time.time() - born:.3f}", flush=True)
+            startup_trace.mark("ready")
         elif window.banner.isVisible():
             print(f"startup: failed {window.banner.text()}", flush=True)
         else:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app import startup_trace
 from app.models import NO_DRAFT, LoadCancelled, LoadProgress, ModelError
 
 if TYPE_CHECKING:
@@ -48,6 +49,9 @@ class ModelLoader(QObject):
         try:
             self.progress.emit(self.tr("Loading torch and transformers …"), 0.0)
             # The first load imports them here, in the engine thread, while the window is already usable.
+            from app.models.fast_import import import_model_stack
+
+            import_model_stack()
             from app.models import load_model
             from app.models.calibration import select
 
@@ -68,6 +72,7 @@ class ModelLoader(QObject):
                                    progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2),
                                    cancel=request.cancel)
             self._check(request)
+            startup_trace.mark("drafter")
         except LoadCancelled:  # MeasurementCancelled is one
             return  # the window is closing: nobody waits for this pair
         except ModelError as exc:
@@ -83,6 +88,8 @@ class ModelLoader(QObject):
     def _report(self, request: LoadRequest, what: str, p: LoadProgress, start: float, span: float) -> None:
         """Progress, and the point where a closing app abandons the load: every stage reports here."""
         self._check(request)
+        if what == "Target":
+            startup_trace.mark_load_stage(p.stage)
         size = f" {p.bytes_done / 2**20:.0f}/{p.bytes_total / 2**20:.0f} MiB" if p.bytes_total else ""
         self.progress.emit(f"{what}: {p.message or p.stage}{size} …", start + span * p.fraction)
 

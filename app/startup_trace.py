@@ -1,0 +1,53 @@
+"""Start-up stage marks: with SPECLENS_STARTUP_TRACE set, each stage prints `startup: <stage> <seconds>`
+(seconds from process start, any thread); `speclens bench --startup` reads them. No Qt and no torch here."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+STARTUP_TRACE = "SPECLENS_STARTUP_TRACE"
+# In the order a launch normally reaches them; the preload and the window overlap, so times need not rise.
+STAGES = ("qt", "window", "torch", "transformers", "classes", "tokenizer", "weights", "drafter", "ready")
+STAGE_NAMES = {
+    "qt": "Python + Qt imported", "window": "window painted", "torch": "torch imported",
+    "transformers": "transformers imported", "classes": "model classes imported", "tokenizer": "tokenizer loaded",
+    "weights": "weights loaded", "drafter": "drafter chosen", "ready": "ready to chat",
+}
+_seen: set[str] = set()
+_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    return bool(os.environ.get(STARTUP_TRACE))
+
+
+def since_start() -> float:
+    """Seconds since this process was created (the interpreter's own start-up included)."""
+    import psutil
+
+    return time.time() - psutil.Process().create_time()
+
+
+def mark(stage: str) -> None:
+    """Print the first time a stage is reached; later loads (a draft swap) are not start-up."""
+    if not enabled():
+        return
+    with _lock:
+        if stage in _seen:
+            return
+        _seen.add(stage)
+    sys.stdout.write(f"startup: {stage} {since_start():.3f}\n")
+    sys.stdout.flush()
+
+
+# A target's LoadProgress stage (app/models/progress.py) that begins once an earlier start-up stage is done.
+_ENDS = {"convert": "tokenizer", "weights": "tokenizer", "device": "weights", "done": "weights"}
+
+
+def mark_load_stage(stage: str) -> None:
+    """Called with each LoadProgress stage of the target's load as it begins."""
+    if stage in _ENDS:
+        mark(_ENDS[stage])
