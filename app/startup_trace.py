@@ -25,10 +25,16 @@ def enabled() -> bool:
 
 
 def since_start() -> float:
-    """Seconds since this process was created (the interpreter's own start-up included)."""
-    import psutil
+    """Seconds since this process was created (the interpreter's own start-up included). On Linux from the
+    kernel's start tick: psutil's create_time adds the boot time rounded to whole seconds, 0.77 s off here."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime, after the command name
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):  # not Linux
+        import psutil
 
-    return time.time() - psutil.Process().create_time()
+        return time.time() - psutil.Process().create_time()
 
 
 def mark(stage: str) -> None:
