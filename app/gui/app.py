@@ -8,9 +8,9 @@ import sys
 from dataclasses import dataclass
 from typing import NoReturn
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
-from PySide6.QtWidgets import QApplication, QSplashScreen
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
 
 from app import __version__, startup_trace
 from app.paths import APP_NAME, resource_path
@@ -46,19 +46,6 @@ def application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def splash_pixmap() -> QPixmap:
-    """The icon on a dark card, with room below it for the start-up message."""
-    card = QPixmap(320, 260)
-    card.fill(QColor("#1d2025"))
-    icon = QPixmap(str(resource_path("icons", "speclens.png")))
-    if not icon.isNull():
-        painter = QPainter(card)
-        painter.drawPixmap(90, 36, icon.scaled(140, 140, Qt.AspectRatioMode.KeepAspectRatio,
-                                                Qt.TransformationMode.SmoothTransformation))
-        painter.end()
-    return card
-
-
 def run(options: GuiOptions) -> int:
     """Returns only to report a start-up problem; otherwise the process ends here (see leave)."""
     if options.data_dir:
@@ -69,17 +56,12 @@ def run(options: GuiOptions) -> int:
         return 1
     app = application(sys.argv[:1])
     startup_trace.mark("qt")
-    # Importing torch and transformers takes seconds: show something at once.
-    splash = QSplashScreen(splash_pixmap())
-    splash.showMessage(QCoreApplication.translate("App", "{0} {1} · starting…").format(APP_NAME, __version__),
-                       Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter, QColor("#e8eaed"))
-    splash.show()
-    app.processEvents()
+    # No splash screen: the window paints ~0.35 s after Qt is up, before torch and transformers are imported
+    # (app/gui/preload.py), and QSplashScreen.show() alone took 1.0 s (Qt 6.11, offscreen and minimal).
     from .main_window import MainWindow  # after the QApplication exists (pyqtgraph reads it)
 
     window = MainWindow(target_spec=options.target, draft_spec=options.draft, autoload=options.replay is None)
     window.show()
-    splash.finish(window)
     if startup_trace.enabled():
         _trace_startup(app, window)
     if options.replay is not None:

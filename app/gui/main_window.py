@@ -28,6 +28,7 @@ from .live_stats import LiveStats
 from .menus import MenusMixin
 from .model_flow import ModelFlowMixin, choice_status
 from .model_loader import ModelLoader
+from .preload import after_first_paint
 from .presentation import PresentationMixin
 from .race_flow import RaceFlowMixin
 from .recording_flow import RecordingFlowMixin
@@ -109,7 +110,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(self._history_error))
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._os_scheme_changed)
         if autoload:
-            QTimer.singleShot(0, self, lambda: self.load_models(self.target_spec, self.draft_spec))
+            after_first_paint(self, lambda: self.load_models(self.target_spec, self.draft_spec))
 
     def _start_engine_thread(self) -> None:
         self.engine_thread = QThread(self)
