@@ -13,6 +13,7 @@ def test_launches_report_window_then_ready(tiny_pair_dirs):
     for run in result["runs"]:
         assert 0 < run["window_s"] <= run["ready_s"] <= run["exit_s"] + 1
         assert set(run["stages"]) == set(STAGES), run["stages"]  # every stage marked, in a real launch
+        assert run["cpu_s"] > 0
         assert run["stages"]["qt"] <= run["stages"]["window"]
         assert run["stages"]["torch"] <= run["stages"]["transformers"] <= run["stages"]["classes"] \
             <= run["stages"]["tokenizer"] <= run["stages"]["weights"] <= run["stages"]["drafter"] <= run["ready_s"]
@@ -22,5 +23,5 @@ def test_launches_report_window_then_ready(tiny_pair_dirs):
 
 
 def test_stage_marks_ignore_other_output():
-    out = "startup: torch 1.5\nsome log line\nstartup: failed could not load\nstartup: ready 3.25\n"
-    assert stage_marks(out) == {"torch": 1.5, "ready": 3.25}
+    out = "startup: torch 1.5\nsome log line\nstartup: failed could not load\nstartup: ready 3.25\nstartup: cpu 2.5\n"
+    assert stage_marks(out) == {"torch": 1.5, "ready": 3.25, "cpu": 2.5}
