@@ -30,6 +30,7 @@ from .model_flow import ModelFlowMixin, choice_status
 from .model_loader import ModelLoader
 from .preload import after_first_paint
 from .presentation import PresentationMixin
+from .queued_question import QueuedQuestion
 from .race_flow import RaceFlowMixin
 from .recording_flow import RecordingFlowMixin
 from .speculation_offer import SpeculationOffer
@@ -97,6 +98,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self._history_error = str(exc)
             self.store = HistoryStore(Path(":memory:"))
         self._build_ui()
+        self.queued = QueuedQuestion(self)  # a question sent while the models load
         self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
         self._init_recordings()
         self._init_presentation()
@@ -188,8 +190,10 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
 
     def _sync_buttons(self) -> None:
         ready = self.target is not None and not self.loading and not self.training
-        self.send_button.setEnabled(ready and not self.generating and not self.racing)
-        self.stop_button.setEnabled(self.generating)
+        idle = not self.generating and not self.racing
+        queueable = self.queued.accepting and not self.training and not self.queued.waiting  # sent once loaded
+        self.send_button.setEnabled(idle and (ready or queueable))
+        self.stop_button.setEnabled(self.generating or self.queued.waiting)
         self.controls.set_models_enabled(not self.generating and not self.loading)
         self.controls.draft.setEnabled(not self.loading)
         self.offer.refresh()

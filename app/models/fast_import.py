@@ -12,6 +12,7 @@ and that breaks with any transformers release. Hence: import them all, but off t
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from app import startup_trace
 
@@ -19,23 +20,27 @@ _done = threading.Event()
 _lock = threading.Lock()
 
 
-def import_model_stack() -> None:
-    """Import torch, transformers and the model classes (idempotent, thread-safe), marking each stage."""
+def import_model_stack(progress: Callable[[float], None] | None = None) -> None:
+    """Import torch, transformers and the model classes (idempotent, thread-safe), marking each stage;
+    progress gets the fraction done after each (by their measured share of the ~3 s)."""
     if _done.is_set():
         return
+    report = progress or (lambda _fraction: None)
     with _lock:  # a second caller waits for the first instead of racing it through the same imports
         if _done.is_set():
             return
         import torch  # noqa: F401
 
         startup_trace.mark("torch")
+        report(0.25)
         import transformers  # noqa: F401
 
         startup_trace.mark("transformers")
+        report(0.4)
         from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel  # noqa: F401
 
         from . import calibration, loading  # noqa: F401  the app's own modules over torch, for the load
 
         startup_trace.mark("classes")
+        report(1.0)
         _done.set()
-
