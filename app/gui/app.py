@@ -5,20 +5,17 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
-from PySide6.QtWidgets import QApplication, QSplashScreen
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
 
-from app import __version__
+from app import __version__, startup_trace
 from app.paths import APP_NAME, resource_path
 
 from .platform_check import platform_problem
-
-STARTUP_TRACE = "SPECLENS_STARTUP_TRACE"
 
 
 @dataclass
@@ -49,19 +46,6 @@ def application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def splash_pixmap() -> QPixmap:
-    """The icon on a dark card, with room below it for the start-up message."""
-    card = QPixmap(320, 260)
-    card.fill(QColor("#1d2025"))
-    icon = QPixmap(str(resource_path("icons", "speclens.png")))
-    if not icon.isNull():
-        painter = QPainter(card)
-        painter.drawPixmap(90, 36, icon.scaled(140, 140, Qt.AspectRatioMode.KeepAspectRatio,
-                                                Qt.TransformationMode.SmoothTransformation))
-        painter.end()
-    return card
-
-
 def run(options: GuiOptions) -> int:
     """Returns only to report a start-up problem; otherwise the process ends here (see leave)."""
     if options.data_dir:
@@ -71,18 +55,14 @@ def run(options: GuiOptions) -> int:
         print(f"speclens: error: {problem}", file=sys.stderr)
         return 1
     app = application(sys.argv[:1])
-    # Importing torch and transformers takes seconds: show something at once.
-    splash = QSplashScreen(splash_pixmap())
-    splash.showMessage(QCoreApplication.translate("App", "{0} {1} · starting…").format(APP_NAME, __version__),
-                       Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter, QColor("#e8eaed"))
-    splash.show()
-    app.processEvents()
+    startup_trace.mark("qt")
+    # No splash screen: the window paints ~0.35 s after Qt is up, before torch and transformers are imported
+    # (app/gui/preload.py), and QSplashScreen.show() alone took 1.0 s (Qt 6.11, offscreen and minimal).
     from .main_window import MainWindow  # after the QApplication exists (pyqtgraph reads it)
 
     window = MainWindow(target_spec=options.target, draft_spec=options.draft, autoload=options.replay is None)
     window.show()
-    splash.finish(window)
-    if os.environ.get(STARTUP_TRACE):
+    if startup_trace.enabled():
         _trace_startup(app, window)
     if options.replay is not None:
         window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
@@ -94,17 +74,14 @@ def run(options: GuiOptions) -> int:
 
 
 def _trace_startup(app: QApplication, window) -> None:
-    """SPECLENS_STARTUP_TRACE=1: print seconds from process start to the window painted and to ready
-    (models loaded, Send enabled; for `speclens replay`, the recording playing), then quit. `speclens bench --startup` reads these lines."""
-    import psutil
-
-    born = psutil.Process().create_time()
+    """SPECLENS_STARTUP_TRACE=1: mark the window painted and ready (models loaded, Send enabled; for
+    `speclens replay`, the recording playing), then quit. The loader marks the stages in between."""
     app.processEvents()  # the window's first paint
-    print(f"startup: window {time.time() - born:.3f}", flush=True)
+    startup_trace.mark("window")
 
     def check() -> None:
-        if window.send_button.isEnabled() or window.player is not None:
-            print(f"startup: ready {time.time() - born:.3f}", flush=True)
+        if (window.send_button.isEnabled() and not window.loading) or window.player is not None:
+            startup_trace.mark("ready")
         elif window.banner.isVisible():
             print(f"startup: failed {window.banner.text()}", flush=True)
         else:

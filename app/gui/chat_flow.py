@@ -21,6 +21,10 @@ BASELINE_EVERY = 4  # re-measure every this many messages (prompt length and mac
 class ChatFlowMixin:
     def send(self) -> None:
         text = self.input.toPlainText().strip()
+        if text and self.queued.accepting and not self.generating and not self.training and not self.queued.waiting:
+            self.queued.hold(text)  # app/gui/queued_question.py: sent when the load ends
+            self._sync_buttons()
+            return
         if not text or self.generating or self.loading or self.training or self.target is None:
             return
         if self.editing is not None:
@@ -74,6 +78,9 @@ class ChatFlowMixin:
             self._stop_replay()
         elif self.generating:
             self.cancel.set()
+        elif self.queued.waiting:
+            self.queued.give_back()
+            self._sync_buttons()
         elif self.editing is not None:
             self.editing = None
             self.input.clear()

@@ -34,6 +34,7 @@ class CompileFlowMixin:
         self.progress.setVisible(False)
         self.progress_label.setText(self.tr("Ready · decoding steps compiled in {0:.1f} s").format(seconds))
         self._sync_buttons()
+        self.queued.release()  # a question sent during the load that preceded this warm-up
 
     def _on_warm_failed(self, message: str) -> None:
         self.loading = False
@@ -46,3 +47,4 @@ class CompileFlowMixin:
         if not self.closing.is_set():
             self.show_banner(self.tr("Compiled decoding is not available: {0}").format(message))
         self._sync_buttons()
+        self.queued.release()  # answered eagerly instead

@@ -28,7 +28,9 @@ from .live_stats import LiveStats
 from .menus import MenusMixin
 from .model_flow import ModelFlowMixin, choice_status
 from .model_loader import ModelLoader
+from .preload import after_first_paint
 from .presentation import PresentationMixin
+from .queued_question import QueuedQuestion
 from .race_flow import RaceFlowMixin
 from .recording_flow import RecordingFlowMixin
 from .speculation_offer import SpeculationOffer
@@ -96,6 +98,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self._history_error = str(exc)
             self.store = HistoryStore(Path(":memory:"))
         self._build_ui()
+        self.queued = QueuedQuestion(self)  # a question sent while the models load
         self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
         self._init_recordings()
         self._init_presentation()
@@ -109,7 +112,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             self.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(self._history_error))
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._os_scheme_changed)
         if autoload:
-            QTimer.singleShot(0, self, lambda: self.load_models(self.target_spec, self.draft_spec))
+            after_first_paint(self, lambda: self.load_models(self.target_spec, self.draft_spec))
 
     def _start_engine_thread(self) -> None:
         self.engine_thread = QThread(self)
@@ -187,8 +190,10 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
 
     def _sync_buttons(self) -> None:
         ready = self.target is not None and not self.loading and not self.training
-        self.send_button.setEnabled(ready and not self.generating and not self.racing)
-        self.stop_button.setEnabled(self.generating)
+        idle = not self.generating and not self.racing
+        queueable = self.queued.accepting and not self.training and not self.queued.waiting  # sent once loaded
+        self.send_button.setEnabled(idle and (ready or queueable))
+        self.stop_button.setEnabled(self.generating or self.queued.waiting)
         self.controls.set_models_enabled(not self.generating and not self.loading)
         self.controls.draft.setEnabled(not self.loading)
         self.offer.refresh()

@@ -83,6 +83,7 @@ class ModelFlowMixin:
         while answering applies to the next message. anyway: auto's target-only Selection, whose fastest
         measured drafter draft_spec names (app/gui/speculation_offer.py)."""
         self.loading = True
+        self.queued.accepting = True  # Send during the load queues the question (app/gui/queued_question.py)
         self._sync_buttons()
         self.progress.setMaximum(0)  # busy until the loader reports a fraction
         self.progress.setVisible(True)
@@ -157,6 +158,7 @@ class ModelFlowMixin:
             self.warm_up_static()
         self._measured_examples(result.selection)
         self._send_pending_example()
+        self.queued.release()
 
     def _on_load_failed(self, message: str) -> None:
         self.loading = False
@@ -171,6 +173,7 @@ class ModelFlowMixin:
             self.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
                              .format(message))
         self._example_pending = None
+        self.queued.load_failed()
         self._sync_buttons()
 
     def _draft_name(self) -> str:

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app import startup_trace
 from app.models import NO_DRAFT, LoadCancelled, LoadProgress, ModelError
+
+from .load_phases import imports_progress, phase_progress
 
 if TYPE_CHECKING:
     from app.engine import Drafter
@@ -38,7 +41,7 @@ class LoadResult:
 
 
 class ModelLoader(QObject):
-    progress = Signal(str, float)  # message, fraction 0..1 of the whole load
+    progress = Signal(str, float)  # the phase and what it is doing, fraction 0..1 of that phase
     loaded = Signal(object)  # LoadResult
     failed = Signal(str)  # one line, shown in the window
 
@@ -46,17 +49,20 @@ class ModelLoader(QObject):
     def load(self, request: LoadRequest) -> None:
         start = time.perf_counter()
         try:
-            self.progress.emit(self.tr("Loading torch and transformers …"), 0.0)
-            # The first load imports them here, in the engine thread, while the window is already usable.
+            self.progress.emit(*imports_progress(0.0))
+            # The first load imports them here, in the engine thread, once the window has painted.
+            from app.models.fast_import import import_model_stack
+
+            import_model_stack(progress=lambda fraction: self.progress.emit(*imports_progress(fraction)))
             from app.models import load_model
             from app.models.calibration import select
 
             target = request.current
             if target is None or target.spec != request.target_spec:
                 target = load_model(request.target_spec,
-                                    progress=lambda p: self._report(request, "Target", p, 0.0, 0.8))
+                                    progress=lambda p: self._report(request, "Target", p))
             self._check(request)
-            self.progress.emit(self.tr("Preparing draft {0} …").format(request.draft_spec), 0.8)
+            self.progress.emit(*phase_progress("Draft", LoadProgress("draft", 0.0, request.draft_spec)))
             # Times the drafters on this machine (or reads the cached timings) and builds the chosen
             # one; make_drafter inside runs the tokenizer pre-flight (IncompatibleModels names the mismatch).
             if request.anyway is not None:  # on auto's measurements: nothing is timed again
@@ -65,9 +71,10 @@ class ModelLoader(QObject):
                 selection = speculate_anyway(request.anyway, target)
             else:
                 selection = select(target, request.draft_spec,
-                                   progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2),
+                                   progress=lambda p: self._report(request, "Draft", p),
                                    cancel=request.cancel)
             self._check(request)
+            startup_trace.mark("drafter")
         except LoadCancelled:  # MeasurementCancelled is one
             return  # the window is closing: nobody waits for this pair
         except ModelError as exc:
@@ -80,11 +87,12 @@ class ModelLoader(QObject):
                                     selection if request.draft_spec != NO_DRAFT else None,
                                     anyway=request.anyway is not None))
 
-    def _report(self, request: LoadRequest, what: str, p: LoadProgress, start: float, span: float) -> None:
+    def _report(self, request: LoadRequest, what: str, p: LoadProgress) -> None:
         """Progress, and the point where a closing app abandons the load: every stage reports here."""
         self._check(request)
-        size = f" {p.bytes_done / 2**20:.0f}/{p.bytes_total / 2**20:.0f} MiB" if p.bytes_total else ""
-        self.progress.emit(f"{what}: {p.message or p.stage}{size} …", start + span * p.fraction)
+        if what == "Target":
+            startup_trace.mark_load_stage(p.stage)
+        self.progress.emit(*phase_progress(what, p))
 
     @staticmethod
     def _check(request: LoadRequest) -> None:

@@ -207,6 +207,7 @@ def _conversion_progress(report: ProgressCallback):
             if i % 16 == 0:
                 report(LoadProgress("convert", 0.15 + 0.6 * i / len(items), f"dequantising tensor {i}/{len(items)}"))
             yield item
+        report(LoadProgress("convert", 0.75, f"dequantised {len(items)} tensors"))  # the phase's bar ends full
 
     gguf_utils.tqdm = reporting
     try:

@@ -2,87 +2,79 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>App</name>
-    <message>
-        <location filename="../../app/gui/app.py" line="76"/>
-        <source>{0} {1} · starting…</source>
-        <translation>{0} {1} · 正在启动…</translation>
-    </message>
-</context>
-<context>
     <name>ChatFlowMixin</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="36"/>
+        <location filename="../../app/gui/chat_flow.py" line="40"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="51"/>
+        <location filename="../../app/gui/chat_flow.py" line="55"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="67"/>
+        <location filename="../../app/gui/chat_flow.py" line="71"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="67"/>
+        <location filename="../../app/gui/chat_flow.py" line="71"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="95"/>
+        <location filename="../../app/gui/chat_flow.py" line="102"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="112"/>
+        <location filename="../../app/gui/chat_flow.py" line="119"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="112"/>
+        <location filename="../../app/gui/chat_flow.py" line="119"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="113"/>
+        <location filename="../../app/gui/chat_flow.py" line="120"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="113"/>
+        <location filename="../../app/gui/chat_flow.py" line="120"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="114"/>
+        <location filename="../../app/gui/chat_flow.py" line="121"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="119"/>
+        <location filename="../../app/gui/chat_flow.py" line="126"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="120"/>
+        <location filename="../../app/gui/chat_flow.py" line="127"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="142"/>
+        <location filename="../../app/gui/chat_flow.py" line="149"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="175"/>
+        <location filename="../../app/gui/chat_flow.py" line="182"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="184"/>
+        <location filename="../../app/gui/chat_flow.py" line="191"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -153,7 +145,7 @@
         <translation>就绪 · 解码步骤准备用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="47"/>
+        <location filename="../../app/gui/compile_flow.py" line="48"/>
         <source>Compiled decoding is not available: {0}</source>
         <translation>无法使用预先准备的解码步骤：{0}</translation>
     </message>
@@ -712,14 +704,42 @@
     </message>
 </context>
 <context>
+    <name>LoadPhases</name>
+    <message>
+        <location filename="../../app/gui/load_phases.py" line="18"/>
+        <source>Loading torch and transformers</source>
+        <translation>正在加载 torch 和 transformers</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/load_phases.py" line="28"/>
+        <source>Dequantising the GGUF (first run only): {0}</source>
+        <translation>正在解码 GGUF 文件（仅首次运行）：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/load_phases.py" line="31"/>
+        <source>Loading the target: {0}</source>
+        <translation>正在加载目标模型：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/load_phases.py" line="33"/>
+        <source>Timing the drafters on this machine (first run only): {0}</source>
+        <translation>正在本机上为草稿模型计时（仅首次运行）：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/load_phases.py" line="35"/>
+        <source>Preparing the draft: {0}</source>
+        <translation>正在准备草稿模型：{0}</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="65"/>
+        <location filename="../../app/gui/main_window.py" line="67"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="109"/>
+        <location filename="../../app/gui/main_window.py" line="112"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -906,67 +926,67 @@
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="103"/>
+        <location filename="../../app/gui/model_flow.py" line="104"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="109"/>
+        <location filename="../../app/gui/model_flow.py" line="110"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="188"/>
+        <location filename="../../app/gui/model_flow.py" line="191"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="191"/>
+        <location filename="../../app/gui/model_flow.py" line="194"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="199"/>
+        <location filename="../../app/gui/model_flow.py" line="202"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="203"/>
+        <location filename="../../app/gui/model_flow.py" line="206"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="203"/>
+        <location filename="../../app/gui/model_flow.py" line="206"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="207"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="208"/>
+        <location filename="../../app/gui/model_flow.py" line="211"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
+        <location filename="../../app/gui/model_flow.py" line="213"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
+        <location filename="../../app/gui/model_flow.py" line="213"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="212"/>
+        <location filename="../../app/gui/model_flow.py" line="215"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="214"/>
+        <location filename="../../app/gui/model_flow.py" line="217"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -974,42 +994,29 @@
 <context>
     <name>ModelFlowMixin</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="89"/>
+        <location filename="../../app/gui/model_flow.py" line="90"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="151"/>
+        <location filename="../../app/gui/model_flow.py" line="152"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="168"/>
+        <location filename="../../app/gui/model_flow.py" line="170"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <location filename="../../app/gui/model_flow.py" line="173"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="177"/>
+        <location filename="../../app/gui/model_flow.py" line="180"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
-    </message>
-</context>
-<context>
-    <name>ModelLoader</name>
-    <message>
-        <location filename="../../app/gui/model_loader.py" line="49"/>
-        <source>Loading torch and transformers …</source>
-        <translation>正在加载 torch 和 transformers …</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_loader.py" line="59"/>
-        <source>Preparing draft {0} …</source>
-        <translation>正在准备草稿模型 {0}…</translation>
     </message>
 </context>
 <context>
@@ -1276,32 +1283,32 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="224"/>
+        <location filename="../../app/gui/model_flow.py" line="227"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="227"/>
+        <location filename="../../app/gui/model_flow.py" line="230"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="228"/>
+        <location filename="../../app/gui/model_flow.py" line="231"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="235"/>
+        <location filename="../../app/gui/model_flow.py" line="238"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="237"/>
+        <location filename="../../app/gui/model_flow.py" line="240"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="240"/>
+        <location filename="../../app/gui/model_flow.py" line="243"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1360,6 +1367,19 @@
         <location filename="../../app/gui/presentation.py" line="27"/>
         <source>acceptance α</source>
         <translation>接受率 α</translation>
+    </message>
+</context>
+<context>
+    <name>QueuedQuestion</name>
+    <message>
+        <location filename="../../app/gui/queued_question.py" line="30"/>
+        <source>“{0}” will be sent when the model is ready · Stop cancels</source>
+        <translation>“{0}”将在模型就绪后发送 · 停止可取消</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/queued_question.py" line="55"/>
+        <source>Not sent: the models did not load. Your question is back in the box.</source>
+        <translation>未发送：模型加载失败。你的问题已放回输入栏。</translation>
     </message>
 </context>
 <context>

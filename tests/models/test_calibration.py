@@ -120,3 +120,12 @@ def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_
     (profile,) = cal.profiles
     assert profile.label == "tiny draft" and profile.alpha == 0.5 and profile.per_position == (0.6, 0.5, 0.4)
     assert profile.c > 0 and "trained feature draft" in built[str(path)].name
+
+
+def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf):
+    """The first run times the drafters on the GGUF it just dequantised; the second launch loads the converted
+    copy and must find those timings (the key once held the file's path and quantisation: timed twice)."""
+    first = load_model(str(tiny_gguf), device="cpu")
+    second = load_model(str(tiny_gguf), device="cpu")
+    assert (first.extra["converted_cache"], second.extra["converted_cache"]) == ("stored", "hit")
+    assert calibration.cache_key(first, ["self"], 8) == calibration.cache_key(second, ["self"], 8)
