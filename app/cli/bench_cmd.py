@@ -10,7 +10,7 @@ from pathlib import Path
 from app.models.specs import AUTO, SELF_DRAFT
 
 from . import UsageError
-from .common import add_engine_args, add_model_args, load_kwargs, static_decoder
+from .common import add_engine_args, add_model_args, dtype_arg, load_kwargs, static_decoder
 
 
 def add_parser(sub) -> None:
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     log(f"loading target {args.target!r} and draft {args.draft!r} ...")
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, **kwargs)
+    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     drafter = make_drafter(args.draft, target, **draft_kwargs)
     draft_model = drafter.model if isinstance(drafter, ModelDrafter) else None

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, load_kwargs, params_from
+from .common import add_model_args, add_sampling_args, dtype_arg, load_kwargs, params_from
 
 
 def add_parser(sub) -> None:
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from app.recording.headless import record_run
 
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, **kwargs)
+    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     drafter = make_drafter(args.draft, target, **draft_kwargs)
     turns = ([{"role": "system", "content": args.system}] if args.system else []) + [

@@ -50,7 +50,7 @@ class ChatFlowMixin:
         except Exception as exc:  # a template that rejects the turns is the model's problem, not a crash
             self.show_banner(self.tr("The chat template failed: {0}").format(exc))
             return
-        stats = {"target": self.target.name, "draft": self._draft_name()}
+        stats = {"target": f"{self.target.name} ({self.target.kernels})", "draft": self._draft_name()}
         self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         self.stats.new_message()
         self.cancel = threading.Event()
