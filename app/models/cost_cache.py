@@ -13,11 +13,15 @@ import json
 import os
 import platform
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
+from app.engine.policy import DrafterProfile, VerifyCosts
 from app.paths import user_cache_dir
+
+from .packed import weight_count
 
 CACHE_NAME = "drafter-costs.json"
 # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context;
@@ -78,3 +82,49 @@ def write(key: str, entry: dict) -> None:
         tmp.replace(path)
     except OSError:
         pass  # a read-only cache folder only means measuring again next time
+
+
+# --- drafter costs (calibration) ---------------------------------------------------------------
+def model_fingerprint(model) -> str:
+    """Config, weight count and a sample of the embedding rows: changes when the weights change."""
+    h = hashlib.sha256(model.config.to_json_string(use_diff=False).encode())
+    h.update(str(weight_count(model)).encode())
+    rows = model.get_input_embeddings().weight
+    h.update(rows[:: max(1, rows.shape[0] // 64), :64].detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()[:24]
+
+
+def _spec_fingerprint(spec: str) -> str:
+    path = Path(spec).expanduser()
+    if path.exists():
+        files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
+        return spec + ":" + ",".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    return spec
+
+
+def calibration_key(target, specs: list[str], gamma_max: int) -> str:
+    """Machine, pair, device, dtype and kernels (the CPU path), γmax and the candidate drafts."""
+    return key_of([*machine_parts(), model_fingerprint(target.model), str(target.device), str(target.dtype),
+                   target.kernels, gamma_max, sorted(_spec_fingerprint(s) for s in specs)])
+
+
+def read_calibration(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | None:
+    entry = read(key)
+    try:
+        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"], entry["verify"]["lazy"])
+        profiles = tuple(
+            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"])
+            for p in entry["profiles"]
+        )
+    except (KeyError, TypeError):  # absent or damaged: measure again
+        return None
+    return verify, profiles
+
+
+def write_calibration(key: str, verify: VerifyCosts, profiles, target, seconds: float) -> None:
+    write(key, {
+        "kind": "calibration", "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
+        "kernels": target.kernels, "seconds": seconds,
+        "verify": asdict(verify) | {"seconds": list(verify.seconds)},
+        "profiles": [asdict(p) | {"per_position": list(p.per_position)} for p in profiles],
+    })
