@@ -802,6 +802,16 @@
         <translation>训练草稿模型…</translation>
     </message>
     <message>
+        <location filename="../../app/gui/menus.py" line="37"/>
+        <source>Target dtype</source>
+        <translation>目标模型精度</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="41"/>
+        <source>Automatic (fastest exact kernels)</source>
+        <translation>自动（最快且精确）</translation>
+    </message>
+    <message>
         <location filename="../../app/gui/menus.py" line="36"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
