@@ -53,11 +53,21 @@ def row_exact_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Ten
 def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
     """transformers' attention interface: returns (output [b, n, h, d], no weights)."""
     causal_batch_of_one = query.shape[0] == 1 and getattr(module, "sliding_window", None) is None
-    if not causal_batch_of_one or dropout or kwargs.get("position_bias") is not None:
+    if not causal_batch_of_one or dropout or kwargs.get("position_bias") is not None or _holds_unused_keys(
+            attention_mask):
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout,
                                       scaling=scaling, **kwargs)
     out = row_exact_attention(query, key, value, scaling)
     return out.transpose(1, 2).contiguous(), None
+
+
+def _holds_unused_keys(mask: torch.Tensor | None) -> bool:
+    """True when the last query may not see every key: the keys are a static cache's fixed-length buffer
+    (or padded), not exactly the positions 0..S-1 that row-exact attention assumes."""
+    if mask is None:
+        return False
+    last = mask[0, 0, -1]  # the newest query's row: under a plain causal mask it sees every key
+    return not bool(last.all() if last.dtype == torch.bool else (last == 0).all())
 
 
 AttentionInterface.register(NAME, _attention)

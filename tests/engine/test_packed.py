@@ -189,3 +189,19 @@ def test_default_model_on_stock_kernels_drifts(default_target, monkeypatch):
     finally:
         target.model.set_attn_implementation(attention.NAME)
     assert any(drift)
+
+
+def test_static_caches_on_the_packed_path(vocab34_pair):
+    """A static cache's keys are a fixed-length buffer: attention then falls back to PyTorch's kernel with
+    the cache's mask, and greedy still equals target-only. (Row-exact attention on that buffer would
+    attend to unused slots and break this.)"""
+    from app.engine.static import StaticDecoder
+
+    target, draft = (packed_copy(m) for m in vocab34_pair)
+    decoder = StaticDecoder(target)
+    decoder.warm_up(ModelDrafter(draft), 4, lambda *_: None)
+    prompt = torch.tensor([5, 9, 12, 20, 3, 3, 8])
+    params = DecodeParams(gamma=4, temperature=0, max_new_tokens=24, seed=0)
+    expected = generate(target, prompt, None, params, stop_token_ids=(1,)).token_ids
+    got = generate(target, prompt, ModelDrafter(draft), params, stop_token_ids=(1,), static=decoder).token_ids
+    assert got == expected
