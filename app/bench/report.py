@@ -73,6 +73,31 @@ def choice_lines(choice: dict) -> list[str]:
     return lines
 
 
+def cpu_lines(cpu: dict) -> list[str]:
+    """v(n) n = 1..17, bytes and GB/s per step against the triad measured in the same run."""
+    lines = [f"STREAM-like triad in this run: **{cpu['triad_gbps']:.1f} GB/s**; floor = bytes read per step ÷ triad.",
+             "", "| kernels | step ms | MiB read / step | GB/s | floor ms | step ÷ floor | v(n), n = 1..17 |",
+             "|---|---|---|---|---|---|---|"]
+    rows = dict(cpu["rows"])
+    if cpu.get("large_target"):
+        big = cpu["large_target"]
+        rows[f"SmolLM2-1.7B-shaped random target, {big['kernels']}"] = big
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['step_ms']:.1f} | {r['step_mib']:.0f} | {r['gbps']:.1f} | {r['floor_ms']:.1f} "
+                     f"| {r['over_floor']:.2f} | {' '.join(f'{v:.2f}' for v in r['v'])} |")
+    if cpu.get("large_target"):
+        big = cpu["large_target"]
+        lines += ["", f"- 1.7B-shaped target ({big['parameters'] / 1e9:.2f} B weights, random): draft "
+                      f"{big['draft']} ({big['draft_kernels']}) costs c = **{big['c']:.3f}** target steps"]
+    llama = cpu.get("llama_cpp")
+    if isinstance(llama, dict):
+        lines += ["", f"- llama.cpp target-only on the same GGUF and prompts: **{llama['tokens_per_second']:.1f} tok/s** "
+                      "(greedy, prefill included)"]
+    elif llama:
+        lines += ["", f"- llama.cpp: {llama}"]
+    return lines
+
+
 def markdown(result: dict) -> str:
     meta = result["meta"]
     out = [
@@ -81,6 +106,7 @@ def markdown(result: dict) -> str:
         f"target `{meta['target']}`, draft `{meta['draft']}`, γ = {meta['gamma']}, "
         f"{meta['max_new_tokens']} new tokens max, {meta['repeats']} repeats, suite `{meta['prompts']}` "
         f"({meta['n_prompts']} prompts), device {meta['device']}, {meta['threads']} threads, "
+        f"target kernels {meta.get('target_kernels', meta.get('target_dtype', '?'))}, "
         f"torch {meta['torch']}, transformers {meta['transformers']}{_load(meta)}",
         "",
         _engine(meta),
@@ -90,6 +116,8 @@ def markdown(result: dict) -> str:
     ]
     if result.get("choice"):
         out += ["", "## Drafter choice (auto)", "", *choice_lines(result["choice"])]
+    if result.get("cpu"):
+        out += ["", "## CPU step against memory bandwidth", "", *cpu_lines(result["cpu"])]
     for summary in result["settings"]:
         out += ["", f"## {summary['setting']}", "", setting_table(summary), "", *ratio_lines(summary)]
     if result.get("sweep"):

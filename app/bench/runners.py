@@ -18,6 +18,7 @@ from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, Round
 from .memory import PeakMemory, sync
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
+HF_BF16 = "target-only (bf16)"  # HF only: the target as HF loads it, cast to bf16 (stock kernels)
 HF_DEFAULTS = "assisted (HF defaults)"  # HF only: the assistant's own defaults
 TRAINED = "trained draft"  # SpecLens only: a feature draft HF cannot run
 AUTO = "auto"  # SpecLens only: the app's default, drafter and γ chosen by measurement
@@ -42,13 +43,19 @@ class Config:
         return f"{label} {self.mode}"
 
 
-def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool = False) -> list[Config]:
+def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool = False,
+                has_hf_bf16: bool = False, speclens_draft: bool = True) -> list[Config]:
     """Pairs (SpecLens, HF) in the order they run, interleaved within every repeat, then HF assisted with
-    its own defaults beside the fixed-γ run, and the SpecLens-only trained draft and auto choice."""
+    its own defaults beside the fixed-γ run, and the SpecLens-only trained draft and auto choice.
+    speclens_draft=False: the draft model serves HF assisted only (a bf16 target has no cheaper self-draft)."""
     modes = [TARGET_ONLY] + ([MODEL_DRAFT] if has_draft_model else []) + [PROMPT_LOOKUP]
     configs = [Config(engine, mode) for mode in modes for engine in ("speclens", "hf")]
     if has_draft_model:
         configs.insert(4, Config("hf", HF_DEFAULTS))
+        if not speclens_draft:
+            configs.remove(Config("speclens", MODEL_DRAFT))
+    if has_hf_bf16:
+        configs.insert(2, Config("hf", HF_BF16))
     if has_trained:
         configs.append(Config("speclens", TRAINED))
     if has_auto:
@@ -76,11 +83,19 @@ class Pair:
     target: object  # app.models.LoadedModel
     draft_model: object | None  # a PreTrainedModel, or None for prompt-lookup-only pairs
     drafter: Drafter | None  # SpecLens's ModelDrafter around draft_model
+    hf_model: object | None = None  # the target as HF loads it on a CPU (fp32, stock kernels); None: target's
+    hf_bf16: object | None = None  # the same cast to bf16 (HF's kernels), for the HF bf16 row
     trained: Drafter | None = None  # a trained feature draft for the target, when one exists
     selection: object | None = None  # app.models.calibration.Selection: what "auto" chose, and its costs
     auto_gammas: list = field(default_factory=list)  # γ asked for by the live controller, per auto run
     static: object | None = None  # an app.engine.static.StaticDecoder: SpecLens runs on static caches
     # (drafters the static path does not support, such as a trained feature draft, run on dynamic ones)
+
+
+def pair_configs(pair: Pair) -> list[Config]:
+    """Every configuration the pair can run."""
+    return configs_for(pair.draft_model is not None, pair.trained is not None, pair.selection is not None,
+                       pair.hf_bf16 is not None, pair.drafter is not None)
 
 
 def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodeParams) -> Run:
@@ -138,6 +153,7 @@ def hf_generation_config(pair: Pair, mode: str, params: DecodeParams) -> Generat
 
 def run_hf(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
     t = pair.target
+    model = pair.hf_bf16 if mode == HF_BF16 else pair.hf_model or t.model
     extra: dict = {}
     if mode == MODEL_DRAFT:
         # Same draft, same gamma every round: constant schedule and no confidence-based early stop.
@@ -157,7 +173,7 @@ def run_hf(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Ru
         torch.manual_seed(params.seed)
     with PeakMemory(t.device) as mem, torch.inference_mode():
         start = time.perf_counter()
-        out = t.model.generate(
+        out = model.generate(
             input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
             generation_config=hf_generation_config(pair, mode, params), **extra,
         )

@@ -29,7 +29,7 @@ from .runners import (
     Config,
     Pair,
     Run,
-    configs_for,
+    pair_configs,
     run_config,
 )
 
@@ -60,8 +60,7 @@ def run_setting(
     pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repeats: int,
     configs: list[Config] | None = None, log: Log = lambda _: None,
 ) -> Setting:
-    configs = configs or configs_for(pair.draft_model is not None, pair.trained is not None,
-                                     pair.selection is not None)
+    configs = configs or pair_configs(pair)
     ids = encode_prompts(pair, prompts)
     warm = dataclasses.replace(params, max_new_tokens=min(WARMUP_TOKENS, params.max_new_tokens))
     for config in configs:  # first calls pay for kernel selection and allocator growth
@@ -81,7 +80,7 @@ def run_setting(
 
 
 def baseline_for(config: Config) -> Config:
-    return Config(config.engine, TARGET_ONLY)
+    return Config(config.engine, TARGET_ONLY)  # HF's: fp32, as HF loads a model on a CPU
 
 
 def _per_repeat_tps(setting: Setting, config: Config) -> list[float]:

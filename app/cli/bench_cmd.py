@@ -7,10 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from app.models.specs import AUTO, SELF_DRAFT
+from app.models.specs import AUTO, NO_DRAFT, SELF_DRAFT
 
 from . import UsageError
-from .common import add_engine_args, add_model_args, choose_drafter, load_kwargs, static_decoder
+from .common import add_engine_args, add_model_args, choose_drafter, dtype_arg, load_kwargs, static_decoder
 
 
 def add_parser(sub) -> None:
@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, default=2, help="torch CPU threads while measuring")
     p.add_argument("--sweep", default=None, metavar="G1,G2,...",
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
+    p.add_argument("--large-target", action="store_true",
+                   help="also time a SmolLM2-1.7B-shaped random-weight target (built on the spot, ~3.4 GB) with "
+                        "the target as its draft: step, v(n) and c")
     p.add_argument("--gui-overhead", action="store_true",
                    help="also measure tokens/s through the GUI worker against headless decoding")
     p.add_argument("--serve-overhead", action="store_true",
@@ -69,8 +72,8 @@ def parse_temperatures(text: str) -> list[float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.engine import DecodeParams
-
+    """One benchmark per call: the GPU mechanics, the GUI soak, the start-up timing, a γ sweep, or the
+    comparison (the default)."""
     if args.tiny and not args.gpu_mechanics:
         raise UsageError("--tiny only applies to --gpu-mechanics")
     if args.gpu_mechanics:
@@ -80,102 +83,176 @@ def run(args: argparse.Namespace) -> int:
     if args.gui_soak or args.startup:
         args.draft = args.draft or AUTO
         return _gui_soak(args) if args.gui_soak else _startup(args)
-    args.draft = args.draft or SELF_DRAFT
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
     if args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
-    settings = [
-        DecodeParams(gamma=args.gamma, temperature=t, top_k=args.top_k, top_p=args.top_p,
-                     max_new_tokens=args.max_new_tokens, seed=args.seed)
-        for t in parse_temperatures(args.temperature)
-    ]
     from app.bench.prompts import load_suite
     from app.bench.sweep import parse_gammas
 
+    settings = _settings(args)  # every value checked before anything loads
     gammas = parse_gammas(args.sweep) if args.sweep else None
     prompts = load_suite(args.prompts)
-    out = Path(args.out).expanduser()
+    return _sweep(args, prompts, settings[0], gammas) if gammas else _comparison(args, prompts, settings)
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _settings(args: argparse.Namespace) -> list:
+    from app.engine import DecodeParams
+
+    return [DecodeParams(gamma=args.gamma, temperature=t, top_k=args.top_k, top_p=args.top_p,
+                         max_new_tokens=args.max_new_tokens, seed=args.seed)
+            for t in parse_temperatures(args.temperature)]
+
+
+def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
+    """(Pair, its load kwargs): the target on its CPU path, the draft (the self-draft by default; a bf16
+    target has none cheaper, so HF's assistant is then the target cast to bf16), HF's own fp32 copy."""
+    import copy
 
     import torch
     import transformers
 
-    from app.bench.memory import model_mib
-    from app.bench.report import markdown
     from app.bench.runners import Pair
-    from app.bench.suite import run_setting, summarize_setting
-    from app.bench.sweep import run_sweep
     from app.engine import ModelDrafter
-    from app.models import load_model, make_drafter
+    from app.models import load_model
+    from app.models.drafts import self_draft_dtype
 
     torch.set_num_threads(args.threads)
     transformers.logging.set_verbosity_error()  # HF warns about its own internal assistant kwargs
-    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
-    log(f"loading target {args.target!r} and draft {args.draft!r} ...")
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, **kwargs)
+    _log(f"loading target {args.target!r} ...")
+    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
+    _log(f"target on {target.kernels}: {target.extra.get('linear_reason', '')}")
+    if args.draft is None:
+        args.draft = SELF_DRAFT if self_draft_dtype(target) is not None else NO_DRAFT
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     drafter, _ = choose_drafter(args, target, draft_kwargs, log=sys.stderr)  # --draft auto: measured
     draft_model = drafter.model if isinstance(drafter, ModelDrafter) else None
-    if gammas and draft_model is None:
-        raise UsageError("--sweep needs a draft model (--draft self or a model), not prompt lookup")
-    pair = Pair(target, draft_model, drafter if draft_model is not None else None)
-    result_choice = None
-    if not gammas:
-        from app.models.calibration import select, trained_drafts
+    if need_draft_model and draft_model is None:
+        raise UsageError("--sweep needs a draft model (--draft self with --dtype float32, or a model)")
+    hf_model = hf_bf16 = None
+    if target.device.type == "cpu":  # HF loads a model in float32 on a CPU, on stock kernels
+        fp32 = target if target.extra.get("linear_path") == "fp32" else load_model(
+            args.target, device="cpu", dtype=torch.float32, **kwargs)
+        hf_model = fp32.model
+        hf_bf16 = copy.deepcopy(hf_model).to(torch.bfloat16)
+        if draft_model is None and args.draft == NO_DRAFT:
+            draft_model = hf_bf16  # HF assisted with the bf16 copy: the self-draft HF can run
+    pair = Pair(target, draft_model, drafter if isinstance(drafter, ModelDrafter) else None,
+                hf_model=hf_model, hf_bf16=hf_bf16)
+    return pair, kwargs
 
-        trained = [args.trained] if args.trained else [str(i.path) for i in trained_drafts(target)]
-        if trained:
-            log(f"trained draft: {trained[0]}")
-            pair.trained = make_drafter(trained[0], target)
-        if not args.no_auto:
-            log("measuring the drafters for the auto configuration ...")
-            pair.selection = select(target, "auto", **kwargs)
-            result_choice = choice_json(pair.selection)
-            log(f"auto: {pair.selection.choice.reason}")
-    pair.static = static_decoder(args, target.model, pair.drafter, max(gammas or [args.gamma]))
-    load_before = os.getloadavg()
-    result: dict = {"meta": {
-        "target": target.name, "draft": drafter.name if drafter else "none", "gamma": args.gamma,
+
+def _meta(args: argparse.Namespace, pair, n_prompts: int) -> dict:
+    import torch
+    import transformers
+
+    from app.bench.memory import model_mib
+
+    target, draft_model = pair.target, pair.draft_model
+    return {
+        "target": target.name, "draft": pair.drafter.name if pair.drafter else args.draft, "gamma": args.gamma,
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "prompts": args.prompts,
-        "n_prompts": len(prompts), "device": str(target.device), "threads": args.threads,
-        "target_dtype": str(target.dtype).removeprefix("torch."),
+        "n_prompts": n_prompts, "device": str(target.device), "threads": args.threads,
+        "target_dtype": str(target.dtype).removeprefix("torch."), "target_kernels": target.kernels,
         "torch": torch.__version__, "transformers": transformers.__version__,
         "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic",
         "compile_seconds": pair.static.compile_seconds if pair.static is not None else None,
         "model_mib": {"target": model_mib(target.model), "draft": model_mib(draft_model) if draft_model else None},
-    }, "settings": []}
-    if result_choice:
-        result["choice"] = result_choice
-    if gammas:
-        log(f"sweeping gamma over {gammas} ({settings[0].temperature:g} temperature) ...")
-        sweep = run_sweep(pair, prompts, settings[0], gammas, args.repeats, log)
-        png = out.with_suffix(".png")
-        from app.bench.plot import plot_sweep
+    }
 
-        plot_sweep(sweep, png)
-        result["sweep"] = sweep | {"plot": png.name}
-    else:
-        for params in settings:
-            log(f"setting temperature={params.temperature:g}, gamma={params.gamma} ...")
-            configs = pick_configs(pair, args.only)
-            result["settings"].append(summarize_setting(
-                run_setting(pair, prompts, params, args.repeats, configs=configs, log=log)))
+
+def _sweep(args: argparse.Namespace, prompts, params, gammas: list[int]) -> int:
+    """γ sweep: measured and predicted speedup of the draft model at each γ, plus a PNG."""
+    from app.bench.plot import plot_sweep
+    from app.bench.report import markdown, write_result
+    from app.bench.sweep import run_sweep
+
+    pair, _ = _load_pair(args, need_draft_model=True)
+    pair.static = static_decoder(args, pair.target.model, pair.drafter, max(gammas))
+    load_before = os.getloadavg()
+    result: dict = {"meta": _meta(args, pair, len(prompts)), "settings": []}
+    _log(f"sweeping gamma over {gammas} ({params.temperature:g} temperature) ...")
+    sweep = run_sweep(pair, prompts, params, gammas, args.repeats, _log)
+    out = Path(args.out).expanduser()
+    plot_sweep(sweep, out.with_suffix(".png"))
+    result["sweep"] = sweep | {"plot": out.with_suffix(".png").name}
+    result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
+    write_result(out, result, markdown(result), _log)
+    return 0
+
+
+def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
+    """Every configuration on every prompt, interleaved, at each temperature; the CPU costs beside them."""
+    from app.bench.report import markdown, write_result
+    from app.bench.suite import run_setting, summarize_setting
+    from app.models import make_drafter
+    from app.models.calibration import select, trained_drafts
+
+    pair, kwargs = _load_pair(args)
+    target = pair.target
+    trained = [args.trained] if args.trained else [str(i.path) for i in trained_drafts(target)]
+    if trained:
+        _log(f"trained draft: {trained[0]}")
+        pair.trained = make_drafter(trained[0], target)
+    choice = None
+    if not args.no_auto:
+        _log("measuring the drafters for the auto configuration ...")
+        pair.selection = select(target, "auto", **kwargs)
+        choice = choice_json(pair.selection)
+        _log(f"auto: {pair.selection.choice.reason}")
+    pair.static = static_decoder(args, target.model, pair.drafter, args.gamma)
+    load_before = os.getloadavg()
+    result: dict = {"meta": _meta(args, pair, len(prompts)), "settings": []}
+    if choice:
+        result["choice"] = choice
+    if target.device.type == "cpu":
+        result["cpu"] = _cpu_costs(args, pair, prompts)
+    for params in settings:
+        _log(f"setting temperature={params.temperature:g}, gamma={params.gamma} ...")
+        configs = pick_configs(pair, args.only)
+        result["settings"].append(summarize_setting(
+            run_setting(pair, prompts, params, args.repeats, configs=configs, log=_log)))
     if args.gui_overhead:
         from app.bench.gui_overhead import measure_gui_overhead
 
-        log("measuring the GUI worker's overhead ...")
+        _log("measuring the GUI worker's overhead ...")
         result["gui_overhead"] = measure_gui_overhead(pair, prompts, settings[0], args.repeats)
     if args.serve_overhead:
         from app.bench.serve_overhead import measure_serve_overhead
 
-        log("measuring the local server's overhead ...")
+        _log("measuring the local server's overhead ...")
         result["serve_overhead"] = measure_serve_overhead(pair, prompts, settings[0], args.repeats)
     result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
-    from app.bench.report import write_result
-
-    write_result(out, result, markdown(result), log)
+    write_result(Path(args.out).expanduser(), result, markdown(result), _log)
     return 0
+
+
+def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
+    """Triad bandwidth, then v(n) n = 1..17 and GB/s per step of SpecLens's target and HF's fp32 copy;
+    the 1.7B-shaped random target (--large-target); llama.cpp when importable."""
+    from app.bench import cpu_costs
+    from app.models.embedded import embedded_gguf
+    from app.models.timing import probe_ids
+
+    _log("measuring memory bandwidth (triad) and v(n), n = 1..17 ...")
+    triad = cpu_costs.triad_gbps()
+    ids = probe_ids(pair.target, cpu_costs.N_MAX)
+    out: dict = {"triad_gbps": triad, "rows": {pair.target.kernels: cpu_costs.bandwidth_row(pair.target.model, ids, triad)}}
+    if pair.hf_model is not None and pair.hf_model is not pair.target.model:
+        out["rows"]["fp32 (HF's CPU default)"] = cpu_costs.bandwidth_row(pair.hf_model, ids, triad)
+    if args.large_target:
+        _log("building the SmolLM2-1.7B-shaped random-weight target ...")
+        out["large_target"] = cpu_costs.large_target_costs(pair.target, ids, triad)
+    if pair.target.spec == "default":
+        chats = [list(p.messages) for p in prompts]
+        row = cpu_costs.llama_cpp_row(embedded_gguf(), chats, args.max_new_tokens, args.threads)
+        out["llama_cpp"] = row if row is not None else "not installed (pip install llama-cpp-python)"
+    return out
 
 
 def choice_json(selection) -> dict:
@@ -196,9 +273,9 @@ def choice_json(selection) -> dict:
 
 def pick_configs(pair, only: str | None):
     """All configurations for the pair, or the named subset (target-only rows are every ratio's base)."""
-    from app.bench.runners import TARGET_ONLY, configs_for
+    from app.bench.runners import TARGET_ONLY, pair_configs
 
-    configs = configs_for(pair.draft_model is not None, pair.trained is not None, pair.selection is not None)
+    configs = pair_configs(pair)
     if not only:
         return configs
     wanted = {name.strip() for name in only.split(",") if name.strip()}

@@ -13,6 +13,7 @@ from .common import (
     add_model_args,
     add_sampling_args,
     choose_drafter,
+    dtype_arg,
     load_kwargs,
     params_from,
     static_decoder,
@@ -78,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     gamma = max((r.gamma for r in result.rounds), default=1) or 1
     if args.json:
-        print(json.dumps(to_json(result, gamma), indent=1))
+        target_info = {"name": target.name, "device": str(target.device),
+                       "dtype": str(target.dtype).removeprefix("torch."), "kernels": target.kernels}
+        print(json.dumps({"target": target_info} | to_json(result, gamma), indent=1))
     else:
         print()
         print(format_summary(result, gamma, drafter is not None), file=log)
@@ -90,13 +93,13 @@ def load_pair(args: argparse.Namespace, log):
     from app.models import load_model
 
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, **kwargs)
+    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     drafter, auto = choose_drafter(args, target, draft_kwargs, log)
     for warning in target.extra.get("warnings", ()):
         print(f"warning: {warning}", file=log)
     print(
-        f"target: {target.name} on {target.device} ({str(target.dtype).removeprefix('torch.')}), "
+        f"target: {target.name} on {target.device} ({target.kernels}), "
         f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
         file=log,
     )

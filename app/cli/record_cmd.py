@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, choose_drafter, load_kwargs, params_from
+from .common import add_model_args, add_sampling_args, choose_drafter, dtype_arg, load_kwargs, params_from
 
 
 def add_parser(sub) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from app.recording.headless import record_run
 
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, **kwargs)
+    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     # A recording is made to show speculation: where auto runs target-only, it records the fastest
     # measured drafter and says so (`--draft none` records target-only).

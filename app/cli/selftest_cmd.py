@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import add_model_args
+from .common import add_model_args, dtype_arg
 
 PROMPT = "Explain in one sentence why the sky is blue."
 
@@ -64,7 +64,8 @@ def check_decoding(args: argparse.Namespace) -> tuple[list[str], tuple]:
     from .common import choose_drafter
 
     params = DecodeParams(gamma=args.gamma, temperature=0.0, max_new_tokens=args.max_new_tokens)
-    target = load_model(args.target, device=args.device, trust_remote_code=args.trust_remote_code)
+    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), trust_remote_code=args.trust_remote_code)
+    args.draft = exact_check_draft(args.draft, target)
     # --draft auto: chosen by measurement; target-only there still checks the fastest measured drafter
     drafter, _ = choose_drafter(args, target, {"trust_remote_code": args.trust_remote_code}, need_draft=True)
     if drafter is None:
@@ -86,13 +87,24 @@ def check_decoding(args: argparse.Namespace) -> tuple[list[str], tuple]:
     fs, fp = spec.finished, plain.finished
     alpha = f"{s.alpha:.3f}" if s.alpha is not None else "n/a"
     return [
-        f"target: {target.name} on {target.device} ({str(target.dtype).removeprefix('torch.')}), "
+        f"target: {target.name} on {target.device} ({target.kernels}), "
         f"draft: {drafter.name}, loaded in {target.load_seconds:.1f} s",
         f"answer: {spec.text.strip()!r}",
         f"speculative (gamma {params.gamma}, greedy): {fs.new_tokens} tokens in {fs.elapsed:.2f} s, "
         f"{fs.rounds} rounds, {s.tokens_per_round:.2f} tokens/round, alpha {alpha}",
         f"target-only greedy: {fp.new_tokens} tokens in {fp.elapsed:.2f} s; outputs identical: yes",
     ], (target, drafter, params, args.prompt, spec.token_ids)
+
+
+def exact_check_draft(spec: str, target) -> str:
+    """The draft to check against: the self-draft, or where the target already runs in the cheapest dtype
+    (bf16 on a CPU), its trained draft, else prompt lookup."""
+    from app.models import PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT, list_trained_drafts
+    from app.models.drafts import self_draft_dtype
+
+    if spec != SELF_DRAFT or self_draft_dtype(target) is not None:
+        return spec
+    return TRAINED_DRAFT if list_trained_drafts(target) else PROMPT_LOOKUP
 
 
 def check_models(args: argparse.Namespace) -> list[str]:

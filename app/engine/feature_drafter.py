@@ -15,6 +15,7 @@ handed over.
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from .drafters import unsupported_on_static
 from .feature_net import DraftCache, FeatureDraftModel, draft_forward
@@ -40,7 +41,10 @@ class FeatureDrafter:
         self.device = head.device
         self.dtype = head.dtype
         self.rotary = target.base_model.rotary_emb
-        self.head_rows = head.detach()[model.vocab_ids].to(self.dtype)  # [K, H]
+        rows = head.detach()[model.vocab_ids].to(self.dtype)  # [K, H]
+        # The reduced head as a module, so a CPU path can swap in packed kernels (app.models.packed).
+        self.reduced_head = nn.Linear(rows.shape[1], rows.shape[0], bias=False, device="meta")
+        self.reduced_head.weight = nn.Parameter(rows, requires_grad=False)
         self.min_confidence = model.cfg.min_confidence if min_confidence is None else min_confidence
         self.generator = torch.Generator(device=self.device)
         self.begin()
@@ -82,7 +86,7 @@ class FeatureDrafter:
         ids_k = self.model.vocab_ids
         out_tokens, qs = [], []
         for i in range(gamma):
-            logits = g[0] @ self.head_rows.T  # [K]
+            logits = self.reduced_head(g)[0]  # [K]
             if i > 0 and self.min_confidence > 0 and float(logits.float().softmax(-1).max()) < self.min_confidence:
                 break  # decided from q_i before drawing x_i, so the proposal stays exact
             q_k = logits_to_probs(logits, params)  # [K]; same transform as p, zero outside the subset

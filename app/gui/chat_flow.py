@@ -11,7 +11,7 @@ from app.engine import FinishedEvent, RoundEvent, TokenEvent
 from app.history import HistoryError, StoredToken
 
 from .chat_view import ChatMessage
-from .recording_flow import remove_recordings
+from .recording_flow import remove_recordings, target_header
 from .worker import GenerationRequest
 
 BASELINE_STEPS = 6  # target-only steps timed before a message, for the measured speedup
@@ -54,7 +54,7 @@ class ChatFlowMixin:
         except Exception as exc:  # a template that rejects the turns is the model's problem, not a crash
             self.show_banner(self.tr("The chat template failed: {0}").format(exc))
             return
-        stats = {"target": self.target.name, "draft": self._draft_name()}
+        stats = {"target": target_header(self.target.name, self.target.kernels), "draft": self._draft_name()}
         self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         self.stats.new_message()
         self.cancel = threading.Event()

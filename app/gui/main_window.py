@@ -201,8 +201,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
     def _update_status(self) -> None:
         labels = self.status_labels
         if self.target is not None:
-            dtype = str(self.target.dtype).removeprefix("torch.")
-            labels["device"].setText(f"{self.target.device.type.upper()} · {dtype}")
+            labels["device"].setText(f"{self.target.device.type.upper()} · {self.target.kernels}")
             labels["models"].setText(f"{self.target.name} ← {self._draft_name()}")
         tps = self.stats.tokens_per_second()
         labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")

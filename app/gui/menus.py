@@ -38,6 +38,15 @@ class MenusMixin:
         serve = models.addAction(self.tr("Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
         serve.setCheckable(True)
         serve.triggered.connect(lambda _=False: toggle_serving(self, serve))
+        dtypes = models.addMenu(self.tr("Target dtype"))
+        group = QActionGroup(self)
+        current = str(self.settings.value("dtype", "auto"))
+        for code, name in (("auto", self.tr("Automatic (fastest exact kernels)")), ("bfloat16", "bfloat16"),
+                           ("float32", "float32")):
+            action = QAction(name, self, checkable=True, checked=code == current)
+            action.triggered.connect(lambda _=False, c=code: self.set_target_dtype(c))
+            group.addAction(action)
+            dtypes.addAction(action)
         view = self.menuBar().addMenu(self.tr("&View"))
         view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))

@@ -88,7 +88,15 @@ class ModelFlowMixin:
         self.progress.setMaximum(0)  # busy until the loader reports a fraction
         self.progress.setVisible(True)
         self.progress_label.setText(self.tr("Loading models …"))
-        self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing, anyway=anyway))
+        dtype = str(self.settings.value("dtype", "auto"))
+        self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing, dtype=dtype,
+                                    anyway=anyway))
+
+    def set_target_dtype(self, dtype: str) -> None:
+        """The Models menu's dtype picker: stored, and the target reloads in it."""
+        self.settings.setValue("dtype", dtype)
+        if self.target is not None and not self.loading:
+            self.load_models(self.target_spec, self.draft_spec)
 
     def recheck_choice(self) -> None:
         """After a message: with draft 'auto', fall back to target-only when the last answer measured

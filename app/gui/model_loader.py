@@ -26,6 +26,7 @@ class LoadRequest:
     target_spec: str
     draft_spec: str
     current: LoadedModel | None = None  # reused when target_spec names it: a draft swap loads no target
+    dtype: str = "auto"  # the target's dtype: "auto" (timed on a CPU), "bfloat16", "float32"
     cancel: threading.Event | None = None  # set when the app closes: the load stops at its next stage
     anyway: Selection | None = None  # auto's target-only choice: build its fastest measured drafter instead
 
@@ -58,8 +59,13 @@ class ModelLoader(QObject):
             from app.models.calibration import select
 
             target = request.current
-            if target is None or target.spec != request.target_spec:
-                target = load_model(request.target_spec,
+            if target is None or target.spec != request.target_spec or \
+                    target.extra.get("requested_dtype", "auto") != request.dtype:
+                import torch
+
+                target = None  # released before the next copy loads
+                dtype = None if request.dtype == "auto" else getattr(torch, request.dtype)
+                target = load_model(request.target_spec, dtype=dtype,
                                     progress=lambda p: self._report(request, "Target", p))
             self._check(request)
             self.progress.emit(*phase_progress("Draft", LoadProgress("draft", 0.0, request.draft_spec)))

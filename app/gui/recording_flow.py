@@ -143,7 +143,8 @@ class RecordingFlowMixin:
             if t["role"] != "system":
                 self.chat.add_message(ChatMessage(t["role"], t["content"]))
         draft = run.info.get("draft") or {}
-        stats = {"target": (run.info.get("target") or {}).get("name", "?"),
+        target = run.info.get("target") or {}
+        stats = {"target": target_header(target.get("name", "?"), target.get("kernels")),
                  "draft": draft.get("name", QCoreApplication.translate("Recordings", "none (target only)"))}
         self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         self.stats.new_message()
@@ -197,3 +198,8 @@ class RecordingFlowMixin:
         self.player = None
         self.replay_params = None
         self.playback.setVisible(False)
+
+
+def target_header(name: str, kernels: str | None) -> str:
+    """The target as an answer's header names it: with the kernels it ran on ("… (bf16 · oneDNN packed)")."""
+    return f"{name} ({kernels})" if kernels else name

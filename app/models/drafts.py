@@ -4,22 +4,39 @@ from __future__ import annotations
 
 import copy
 
+import torch
+
 from app.engine import Drafter, ModelDrafter, PromptLookupDrafter
 
-from . import memory
+from . import kernels, memory
 from .compat import ensure_compatible
 from .devices import reduced_dtype
+from .errors import ModelError
 from .loading import LoadedModel, load_model
+from .packed import weight_count
 from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
 from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_draft
 
 
-def self_draft(target: LoadedModel) -> ModelDrafter:
-    """A reduced-precision copy of the target: shares no tensors, so nothing mutable is shared."""
+def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
+    """The dtype of the target's self-draft; None on a CPU where the target already runs in the cheapest."""
     dtype = reduced_dtype(target.dtype, target.device)
-    parameters = sum(p.numel() for p in target.model.parameters())
+    return None if target.device.type == "cpu" and dtype == target.dtype else dtype
+
+
+def self_draft(target: LoadedModel) -> ModelDrafter:
+    """A reduced-precision copy of the target: shares no tensors, so nothing mutable is shared. On a CPU
+    its linears take the fastest path for its dtype (kernels.choose_path), packed where that pays."""
+    dtype = self_draft_dtype(target)
+    if dtype is None:
+        raise ModelError(f"{target.name} already runs in {kernels.dtype_label(target.dtype)}, the cheapest dtype here, "
+                         "so a self-draft would cost a full target step; load the target with --dtype float32 "
+                         "for a bf16 self-draft")
+    parameters = weight_count(target.model)
     memory.plan(memory.weight_bytes(parameters, dtype), target.device, f"the self-draft of {target.name}")
     model = copy.deepcopy(target.model).to(dtype).eval()
+    if target.device.type == "cpu":
+        model = kernels.apply_path(model, kernels.choose_path(model, dtype).path)
     return ModelDrafter(model, name=f"{target.name} ({str(dtype).removeprefix('torch.')} self-draft)")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from . import conversion_cache, memory
+from . import conversion_cache, kernels, memory
 from .checkpoint import inspect_folder, inspect_gguf
 from .devices import default_dtype, parse_device
 from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
@@ -40,6 +40,11 @@ class LoadedModel:
     @property
     def dtype(self) -> torch.dtype:
         return next(self.model.parameters()).dtype
+
+    @property
+    def kernels(self) -> str:
+        """The linear path that runs, for people: "bf16 · oneDNN packed", "fp32", "bf16" (GPU: its dtype)."""
+        return self.extra.get("linear_path") or kernels.dtype_label(self.dtype)
 
     @property
     def vocab_size(self) -> int:
@@ -79,20 +84,28 @@ def load_model(
     progress: ProgressCallback | None = None,
     use_cache: bool = True,
 ) -> LoadedModel:
-    """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache."""
+    """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the cached
+    CPU path. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path)."""
     report = progress or ignore_progress
     start = time.perf_counter()
     dev = parse_device(device)
+    requested = dtype
     dtype = dtype or default_dtype(dev)
     _quiet_progress_bars()
     report(LoadProgress("resolve", 0.0, f"locating {spec}"))
     kind, path, name = locate(spec, offline=offline, allow_pickle=allow_pickle, report=report)
-    extra: dict = {"source": kind, "path": str(path), "warnings": []}
+    extra: dict = {"source": kind, "path": str(path), "warnings": [],
+                   "requested_dtype": str(requested).removeprefix("torch.") if requested else "auto"}
     try:
         if kind in ("embedded", "gguf"):
             model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
         else:
             model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra, report)
+        if dev.type == "cpu" and getattr(model, "hf_device_map", None) is None:
+            report(LoadProgress("kernels", 0.95, "timing this CPU's linear kernels"))
+            choice = kernels.choose_path(model, requested, use_cache=use_cache)
+            model = kernels.apply_path(model, choice.path)
+            extra["linear_path"], extra["linear_reason"] = choice.path.label, choice.reason
     except ModelError:
         memory.release()
         raise

@@ -33,6 +33,7 @@ from app.engine.feature_net import FeatureDraftModel
 from app.paths import resource_path, user_data_dir
 
 from .errors import CorruptModel, IncompatibleModels, ModelNotFound
+from .packed import hint_of, pack_linear, pack_linears
 from .specs import TRAINED_DRAFT
 
 CONFIG_NAME = "feature_draft.json"
@@ -162,7 +163,16 @@ def load_trained_draft(path: str | Path, target, min_confidence: float | None = 
     head = model.get_output_embeddings().weight
     draft = draft.to(device=head.device, dtype=head.dtype)
     name = data.get("name") or path.name
-    return FeatureDrafter(draft, model, name=f"{name} (trained feature draft)", min_confidence=min_confidence)
+    drafter = FeatureDrafter(draft, model, name=f"{name} (trained feature draft)", min_confidence=min_confidence)
+    hint = hint_of(model)
+    return drafter if hint is None else pack_feature_drafter(drafter, hint)
+
+
+def pack_feature_drafter(drafter: FeatureDrafter, hint: int) -> FeatureDrafter:
+    """A feature draft on a packed bf16 target: its fc, layers and head rows packed the same way."""
+    pack_linears(drafter.model, hint)
+    drafter.reduced_head = pack_linear(drafter.reduced_head, hint)
+    return drafter
 
 
 def save_trained_draft(path: str | Path, draft: FeatureDraftModel, *, name: str, target_name: str,

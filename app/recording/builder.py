@@ -89,6 +89,7 @@ def model_info(loaded) -> dict:
         "name": loaded.name,
         "spec": loaded.spec,
         "dtype": str(loaded.dtype).removeprefix("torch."),
+        "kernels": loaded.kernels,
         "fingerprint": model_fingerprint(loaded.model),
     }
 

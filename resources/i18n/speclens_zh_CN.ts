@@ -843,67 +843,77 @@
     </message>
     <message>
         <location filename="../../app/gui/menus.py" line="41"/>
+        <source>Target dtype</source>
+        <translation>目标模型精度</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="44"/>
+        <source>Automatic (fastest exact kernels)</source>
+        <translation>自动（最快且精确）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="50"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="42"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="44"/>
+        <location filename="../../app/gui/menus.py" line="53"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45"/>
+        <location filename="../../app/gui/menus.py" line="54"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="46"/>
+        <location filename="../../app/gui/menus.py" line="55"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="48"/>
+        <location filename="../../app/gui/menus.py" line="57"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
-        <location filename="../../app/gui/menus.py" line="62"/>
+        <location filename="../../app/gui/menus.py" line="60"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="60"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="60"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="57"/>
+        <location filename="../../app/gui/menus.py" line="66"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="58"/>
+        <location filename="../../app/gui/menus.py" line="67"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="59"/>
+        <location filename="../../app/gui/menus.py" line="68"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="97"/>
+        <location filename="../../app/gui/menus.py" line="106"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -926,67 +936,67 @@
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="104"/>
+        <location filename="../../app/gui/model_flow.py" line="112"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="110"/>
+        <location filename="../../app/gui/model_flow.py" line="118"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="191"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="194"/>
+        <location filename="../../app/gui/model_flow.py" line="202"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="206"/>
+        <location filename="../../app/gui/model_flow.py" line="214"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="206"/>
+        <location filename="../../app/gui/model_flow.py" line="214"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
+        <location filename="../../app/gui/model_flow.py" line="218"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="211"/>
+        <location filename="../../app/gui/model_flow.py" line="219"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="213"/>
+        <location filename="../../app/gui/model_flow.py" line="221"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="213"/>
+        <location filename="../../app/gui/model_flow.py" line="221"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="215"/>
+        <location filename="../../app/gui/model_flow.py" line="223"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="217"/>
+        <location filename="../../app/gui/model_flow.py" line="225"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -999,22 +1009,22 @@
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="152"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="170"/>
+        <location filename="../../app/gui/model_flow.py" line="178"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="173"/>
+        <location filename="../../app/gui/model_flow.py" line="181"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="180"/>
+        <location filename="../../app/gui/model_flow.py" line="188"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
@@ -1283,32 +1293,32 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="227"/>
+        <location filename="../../app/gui/model_flow.py" line="235"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="230"/>
+        <location filename="../../app/gui/model_flow.py" line="238"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="231"/>
+        <location filename="../../app/gui/model_flow.py" line="239"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="238"/>
+        <location filename="../../app/gui/model_flow.py" line="246"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="240"/>
+        <location filename="../../app/gui/model_flow.py" line="248"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="243"/>
+        <location filename="../../app/gui/model_flow.py" line="251"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1514,22 +1524,22 @@
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="147"/>
+        <location filename="../../app/gui/recording_flow.py" line="148"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="162"/>
+        <location filename="../../app/gui/recording_flow.py" line="163"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="167"/>
+        <location filename="../../app/gui/recording_flow.py" line="168"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="181"/>
+        <location filename="../../app/gui/recording_flow.py" line="182"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
     </message>

@@ -106,6 +106,11 @@ def test_cli_writes_json_and_markdown(tiny_pair_dirs, tiny_suite, tmp_path, caps
     assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"]  # greedy: exact either way
     assert auto["speedup"] > 0
     assert md in capsys.readouterr().out
+    # The CPU costs: v(n) for every n up to 17 against a triad measured in the same run; HF in bf16 too.
+    cpu = data["cpu"]
+    assert cpu["triad_gbps"] > 0 and all(len(r["v"]) == 17 and r["v"][0] == 1.0 for r in cpu["rows"].values())
+    assert "## CPU step against memory bandwidth" in md
+    assert "HF target-only (bf16)" in outputs and outputs["HF target-only (bf16)"]
 
 
 def test_sweep_reports_best_gammas_and_plots(tiny_pair_dirs, tiny_suite, tmp_path):

@@ -29,7 +29,7 @@ class Heartbeat:
 def test_default_pair_streams_statuses_that_match_the_engine(qtbot, data_dir):
     from app.gui.main_window import MainWindow
 
-    window = MainWindow(target_spec="default", draft_spec="self")
+    window = MainWindow(target_spec="default", draft_spec="trained")
     qtbot.addWidget(window)
     window.show()
     # Loading also times the drafters on this machine the first time (cached afterwards).

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from app.engine.policy import DrafterProfile, VerifyCosts
-from app.models import calibration, load_model
+from app.models import calibration, cost_cache, load_model
 from app.models.calibration import AUTO, calibrate, candidate_specs, select
 
 
@@ -38,14 +38,14 @@ def _inject(monkeypatch, costs: dict[str, tuple[float, float]]):
     """probe() returns the given (c, alpha) per spec instead of timing: drafters of known cost."""
     monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: VerifyCosts(
         (0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089)))
-    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify: DrafterProfile(
+    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: DrafterProfile(
         spec, spec, *costs[spec]))
 
 
 def test_the_slow_drafter_is_never_picked(target, monkeypatch):
     _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.6)})
     sel = select(target, AUTO, use_cache=False)
-    assert sel.spec == "prompt-lookup" and sel.drafter.name == "prompt lookup"
+    assert sel.spec == "prompt-lookup" and sel.drafter.name == "prompt lookup (per round)"
     assert sel.auto_gamma() is not None and sel.auto_gamma().gamma() == sel.choice.gamma
 
 
@@ -63,30 +63,33 @@ def test_a_hand_picked_draft_is_kept_even_when_slow(target, monkeypatch):
     assert sel.choice.predicted < 1.0 and "1.05 target steps" in sel.choice.reason
 
 
-def test_the_cache_key_follows_machine_pair_device_and_dtype(target, monkeypatch):
-    key = calibration.cache_key(target, ["self"], 8)
-    assert calibration.cache_key(target, ["self"], 8) == key
-    assert calibration.cache_key(target, ["self", "prompt-lookup"], 8) != key
-    assert calibration.cache_key(target, ["self"], 4) != key
-    monkeypatch.setattr(calibration, "machine_id", lambda: "another machine")
-    assert calibration.cache_key(target, ["self"], 8) != key
+def test_the_cache_key_follows_machine_pair_device_dtype_and_kernels(target, monkeypatch):
+    key = cost_cache.calibration_key(target, ["self"], 8)
+    assert cost_cache.calibration_key(target, ["self"], 8) == key
+    assert cost_cache.calibration_key(target, ["self", "prompt-lookup"], 8) != key
+    assert cost_cache.calibration_key(target, ["self"], 4) != key
+    monkeypatch.setattr(cost_cache, "machine_id", lambda: "another machine")
+    assert cost_cache.calibration_key(target, ["self"], 8) != key
     monkeypatch.undo()
-    original = calibration.model_fingerprint(target.model)
+    monkeypatch.setitem(target.extra, "linear_path", "bf16 · oneDNN packed")
+    assert cost_cache.calibration_key(target, ["self"], 8) != key
+    monkeypatch.undo()
+    original = cost_cache.model_fingerprint(target.model)
     weight = target.model.get_input_embeddings().weight
     try:
         weight.data[0, 0] += 1.0  # other weights: another pair
-        assert calibration.model_fingerprint(target.model) != original
-        assert calibration.cache_key(target, ["self"], 8) != key
+        assert cost_cache.model_fingerprint(target.model) != original
+        assert cost_cache.calibration_key(target, ["self"], 8) != key
     finally:
         weight.data[0, 0] -= 1.0
 
 
 def test_a_damaged_cache_file_means_measuring_again(target, monkeypatch):
-    calibration.cache_file().write_text("{not json")
+    cost_cache.cache_file().write_text("{not json")
     _inject(monkeypatch, {"prompt-lookup": (0.001, 0.6)})
     cal, built = calibrate(target, ["prompt-lookup"])
     assert not cal.cached and "prompt-lookup" in built
-    data = json.loads(calibration.cache_file().read_text())
+    data = json.loads(cost_cache.cache_file().read_text())
     assert len(data["entries"]) == 1
     cal2, built2 = calibrate(target, ["prompt-lookup"])
     assert cal2.cached and not built2 and cal2.profiles == cal.profiles

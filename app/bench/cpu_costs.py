@@ -1,0 +1,130 @@
+"""What a CPU step costs against what the memory allows: v(n) for every n, bytes per step, a triad.
+
+- `verify_curve`: one target pass over n = 1..n_max new tokens after a cached prompt, every n timed
+  (interleaved, minimum over repeats), as v(n) = t(n) / t(1).
+- `step_bytes`: the weight bytes one step reads: every linear's weight (packed or dense, the head
+  included) and the other parameters, but only one row of the input embedding.
+- `triad_gbps`: a STREAM-like triad a = b + s·c over arrays far larger than the caches, in this run,
+  so "achieved GB/s per step" is set against this machine's bandwidth at this moment.
+- `large_target_costs`: a SmolLM2-1.7B-shaped Llama with random weights, built on the spot from a
+  config (nothing downloaded), on the CPU path chosen for it, with the embedded model as its draft:
+  step, v(n) and c only (random weights say nothing about α).
+- `llama_cpp_row`: llama.cpp target-only tokens/s on the same GGUF and prompts, when the optional
+  `llama_cpp` package is importable (docs/benchmark.md says how to install it).
+No Qt here.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import torch
+from torch import nn
+
+from app.engine.kv import forward, new_cache, rollback
+from app.models.packed import PackedLinear
+
+N_MAX = 17
+TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array, three arrays: far past any last-level cache
+# SmolLM2-1.7B's shape (its config.json), on the embedded 135M model's vocabulary and tokenizer.
+LARGE_SHAPE = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
+               "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 64}
+
+
+@torch.inference_mode()
+def verify_curve(model, ids: torch.Tensor, n_max: int = N_MAX, reps: int = 3) -> list[float]:
+    """Seconds of one pass over n = 1..n_max new tokens after ids[:-1] is cached (minimum over reps)."""
+    cache = new_cache(model)
+    forward(model, cache, ids[:-1], keep=1)
+    held = cache.get_seq_length()
+    best = [float("inf")] * n_max
+    for rep in range(reps + 1):  # the first round warms the kernels and is not kept
+        for n in range(1, n_max + 1):
+            t0 = time.perf_counter()
+            forward(model, cache, ids[-1:].repeat(n), keep=n)
+            if rep:
+                best[n - 1] = min(best[n - 1], time.perf_counter() - t0)
+            rollback(cache, held)
+    return best
+
+
+def step_bytes(model: nn.Module) -> int:
+    """Weight bytes one decoding step reads: one row of each embedding lookup, every linear's weight whole
+    (a tied head reads the table whole; a packed one its own copy), and the other parameters once."""
+    total = 0
+    for module in model.modules():
+        if isinstance(module, PackedLinear):
+            total += module.in_features * module.out_features * 2
+        for p in module.parameters(recurse=False):
+            row = isinstance(module, nn.Embedding)
+            total += p.shape[-1] * p.element_size() if row else p.numel() * p.element_size()
+    return total
+
+
+def triad_gbps(elements: int = TRIAD_ELEMENTS, reps: int = 5) -> float:
+    """Best GB/s of a = b + 3·c over float32 arrays of `elements` (24 bytes moved per element)."""
+    a, b, c = torch.empty(elements), torch.rand(elements), torch.rand(elements)
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        torch.add(b, c, alpha=3.0, out=a)
+        best = min(best, time.perf_counter() - t0)
+    return 3 * 4 * elements / best / 1e9
+
+
+def bandwidth_row(model, ids: torch.Tensor, triad: float, reps: int = 3) -> dict:
+    """One step's time, bytes and GB/s; v(n) for n = 1..N_MAX; and the floor bytes ÷ triad bandwidth."""
+    seconds = verify_curve(model, ids, N_MAX, reps)
+    size = step_bytes(model)
+    floor = size / (triad * 1e9)
+    return {"step_ms": 1e3 * seconds[0], "v": [s / seconds[0] for s in seconds], "step_mib": size / 2**20,
+            "gbps": size / seconds[0] / 1e9, "floor_ms": 1e3 * floor, "over_floor": seconds[0] / floor}
+
+
+def large_target(draft_model, seed: int = 0):
+    """A SmolLM2-1.7B-shaped Llama (random bf16 weights) on the draft's vocabulary, on its CPU path."""
+    from transformers import LlamaForCausalLM
+
+    from app.models import kernels
+
+    config = copy.deepcopy(draft_model.config)
+    for key, value in LARGE_SHAPE.items():
+        setattr(config, key, value)
+    torch.manual_seed(seed)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.bfloat16)  # built in bf16: 3.4 GB, not 6.8
+    try:
+        model = LlamaForCausalLM(config).eval()
+    finally:
+        torch.set_default_dtype(previous)
+    choice = kernels.choose_path(model, torch.bfloat16)
+    return kernels.apply_path(model, choice.path), choice.path.label
+
+
+def large_target_costs(draft, ids: torch.Tensor, triad: float, reps: int = 2) -> dict:
+    """Step, v(n), GB/s of the 1.7B-shaped target, and c of `draft` (a LoadedModel) against it."""
+    model, label = large_target(draft.model)
+    params = sum(p.numel() for p in model.parameters()) + sum(
+        m.in_features * m.out_features for m in model.modules() if isinstance(m, PackedLinear) and m._tied is None)
+    row = bandwidth_row(model, ids, triad, reps)
+    draft_step = verify_curve(draft.model, ids, 1, reps + 1)[0]
+    del model
+    return row | {"kernels": label, "parameters": params, "draft": draft.name, "draft_kernels": draft.kernels,
+                  "c": draft_step * 1e3 / row["step_ms"]}
+
+
+def llama_cpp_row(gguf_path, prompts: list[list[dict]], max_new_tokens: int, threads: int) -> dict | None:
+    """llama.cpp target-only on the same GGUF and chats (greedy, prefill included); None when not installed."""
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        return None
+    llm = Llama(model_path=str(gguf_path), n_threads=threads, n_ctx=2048, verbose=False)
+    tokens = seconds = 0.0
+    for messages in prompts:
+        t0 = time.perf_counter()
+        out = llm.create_chat_completion(messages=messages, max_tokens=max_new_tokens, temperature=0.0)
+        seconds += time.perf_counter() - t0
+        tokens += out["usage"]["completion_tokens"]
+    return {"tokens_per_second": tokens / seconds if seconds else None, "tokens": tokens, "seconds": seconds}

@@ -1,0 +1,69 @@
+"""Prompt lookup decided per round: propose only the part of a match that is predicted to pay.
+
+A lookup proposal costs nothing to make, so the only question each round is whether verifying k
+proposed tokens beats a plain target step: k tokens accepted with probability α each give
+E(k) = 1 + α + … + α^k tokens for v(k + 1) target steps, against 1 token for 1 step. The drafter
+proposes the k (0..len(match)) with the best E(k) / v(k + 1), and nothing (a target-only round) when
+no k beats 1. α is the measured acceptance of lookup proposals, updated live from how much of the last
+proposal the context now holds. Only the length of a proposal changes, never its q, so the output
+stays exact.
+"""
+
+from __future__ import annotations
+
+from .drafters import PromptLookupDrafter
+from .policy import LIVE_WEIGHT, VerifyCosts
+
+
+def worth_proposing(n: int, alpha: float, verify: VerifyCosts) -> int:
+    """The k in 0..n with the best expected tokens per target step; 0 when none beats a target step."""
+    best_k, best = 0, 1.0
+    expected, run = 1.0, 1.0
+    for k in range(1, n + 1):
+        run *= alpha
+        expected += run
+        rate = expected / verify.v(k + 1)
+        if rate > best + 1e-9:
+            best_k, best = k, rate
+    return best_k
+
+
+class GatedLookupDrafter(PromptLookupDrafter):
+    """A Drafter: prompt lookup whose proposal is cut to what verify costs make worth testing."""
+
+    name = "prompt lookup (per round)"
+
+    def __init__(self, verify: VerifyCosts, alpha: float, max_ngram: int = 3, min_ngram: int = 1,
+                 weight: float = LIVE_WEIGHT) -> None:
+        super().__init__(max_ngram, min_ngram)
+        self.verify = verify
+        self.alpha = alpha
+        self.weight = weight
+        self.rounds = self.proposed = 0
+        self._last: tuple[int, list[int]] | None = None  # (context length, proposal) of the last round
+
+    def begin(self) -> None:
+        self._last = None
+
+    def _learn(self, ids_list: list[int]) -> None:
+        """Update α from the last proposal: the context now holds its accepted prefix, then a corrected
+        token (never the rejected one: its residual excludes it) or the bonus."""
+        if self._last is None or not self._last[1]:
+            return
+        start, proposal = self._last
+        got = ids_list[start : start + len(proposal)]
+        accepted = next((i for i, (a, b) in enumerate(zip(got, proposal, strict=False)) if a != b), len(got))
+        if len(got) < len(proposal) and accepted == len(got):  # the answer ended inside the proposal
+            return
+        for i in range(min(accepted + 1, len(proposal))):  # positions after a rejection were never tested
+            self.alpha += self.weight * ((1.0 if i < accepted else 0.0) - self.alpha)
+
+    def propose(self, ids_list: list[int], gamma: int) -> list[int]:
+        """The match, cut to its worthwhile prefix (the one-hot q of the chain rule is unchanged)."""
+        self._learn(ids_list)
+        match = super().propose(ids_list, gamma)
+        proposal = match[: worth_proposing(len(match), self.alpha, self.verify)]
+        self._last = (len(ids_list), proposal)
+        self.rounds += 1
+        self.proposed += bool(proposal)
+        return proposal

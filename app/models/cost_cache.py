@@ -1,0 +1,134 @@
+"""The cache of what was timed on this machine: drafter costs and the CPU linear path, in one JSON file.
+
+Entries live in `<user cache>/drafter-costs.json` under a key that hashes everything the timing depends
+on (machine, core count, torch, threads, the model's fingerprint, device, dtype, ...); any change gives a
+new key, so a stale entry is never read, only aged out. A damaged or older file means measuring again.
+No Qt here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from app.engine.policy import DrafterProfile, VerifyCosts
+from app.paths import user_cache_dir
+
+from .packed import weight_count
+
+CACHE_NAME = "drafter-costs.json"
+# 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context;
+# 5: the CPU linear path (bf16 packed) is chosen at load and cached here too.
+CACHE_FORMAT = 5
+CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
+
+
+def machine_id() -> str:
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return platform.node()
+
+
+def machine_parts() -> list:
+    """What every timing depends on: this machine, its cores, torch and the thread count."""
+    return [CACHE_FORMAT, machine_id(), platform.machine(), os.cpu_count(), torch.__version__, torch.get_num_threads()]
+
+
+def key_of(parts: list) -> str:
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def cache_file() -> Path:
+    return user_cache_dir() / CACHE_NAME
+
+
+def read(key: str) -> dict | None:
+    """The entry stored under key, or None (absent, damaged or written by another format)."""
+    try:
+        data = json.loads(cache_file().read_text(encoding="utf-8"))
+        if data.get("format") != CACHE_FORMAT:
+            return None
+        entry = data["entries"][key]
+        return entry if isinstance(entry, dict) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def write(key: str, entry: dict) -> None:
+    """Store entry under key (stamped with the time), keeping the newest CACHE_ENTRIES; never raises."""
+    path = cache_file()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        entries = data["entries"] if data.get("format") == CACHE_FORMAT and isinstance(data.get("entries"), dict) else {}
+    except (OSError, ValueError, AttributeError, KeyError):
+        entries = {}
+    entries[key] = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), **entry}
+    entries = dict(sorted(entries.items(), key=lambda kv: kv[1].get("measured_at", ""))[-CACHE_ENTRIES:])
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "entries": entries}, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only cache folder only means measuring again next time
+
+
+# --- drafter costs (calibration) ---------------------------------------------------------------
+def model_fingerprint(model) -> str:
+    """Config, weight count and a sample of the embedding rows: changes when the weights change, not with
+    where they were read from (a GGUF's first load and its converted copy must share the first run's timings)."""
+    config = json.loads(model.config.to_json_string(use_diff=False))
+    for where in ("_name_or_path", "quantization_config"):
+        config.pop(where, None)
+    h = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+    h.update(str(weight_count(model)).encode())
+    rows = model.get_input_embeddings().weight
+    h.update(rows[:: max(1, rows.shape[0] // 64), :64].detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()[:24]
+
+
+def _spec_fingerprint(spec: str) -> str:
+    path = Path(spec).expanduser()
+    if path.exists():
+        files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
+        return spec + ":" + ",".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    return spec
+
+
+def calibration_key(target, specs: list[str], gamma_max: int) -> str:
+    """Machine, pair, device, dtype and kernels (the CPU path), γmax and the candidate drafts."""
+    return key_of([*machine_parts(), model_fingerprint(target.model), str(target.device), str(target.dtype),
+                   target.kernels, gamma_max, sorted(_spec_fingerprint(s) for s in specs)])
+
+
+def read_calibration(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | None:
+    entry = read(key)
+    try:
+        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"])
+        profiles = tuple(
+            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"])
+            for p in entry["profiles"]
+        )
+    except (KeyError, TypeError):  # absent or damaged: measure again
+        return None
+    return verify, profiles
+
+
+def write_calibration(key: str, verify: VerifyCosts, profiles, target, seconds: float) -> None:
+    write(key, {
+        "kind": "calibration", "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
+        "kernels": target.kernels, "seconds": seconds,
+        "verify": asdict(verify) | {"seconds": list(verify.seconds)},
+        "profiles": [asdict(p) | {"per_position": list(p.per_position)} for p in profiles],
+    })

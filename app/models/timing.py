@@ -1,0 +1,113 @@
+"""Timing on this machine: the target's verify pass v(n), and a short greedy probe of one drafter (c, α).
+
+Other processes only ever add time, so every cost is the minimum over repetitions (the uncontended
+cost), and v(n) is made non-decreasing in n. No Qt here.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from app.engine import DecodeParams, Drafter, generate
+from app.engine.kv import context_limit, forward, new_cache, rollback
+from app.engine.policy import DrafterProfile, VerifyCosts
+
+from .loading import LoadedModel
+
+PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
+# A chat a few turns in: drafter costs are timed at this context, not at an empty one. The bf16 self-draft
+# measured 1.08x target-only after 60 tokens of context and 0.49x after 400 (its attention slows with
+# context far faster than the float32 target's), so a short probe chose a drafter that lost in real chats.
+_EARLIER = (
+    "Bicycles, trains and boats each solve the same problem in a different way: keeping a load moving with "
+    "as little effort as possible. A bicycle uses the rider's legs, a chain and two wheels; a train uses steel "
+    "wheels on steel rails, where rolling resistance is tiny; a boat pushes water aside and pays for it in "
+    "drag that grows quickly with speed. Which one is best depends on the distance, the load and the route. "
+) * 3
+PROBE_LONG = [
+    {"role": "user", "content": "Compare bicycles, trains and boats as ways to move people and goods."},
+    {"role": "assistant", "content": _EARLIER},
+    *PROBE,
+]
+PROBE_TOKENS = 16
+PROBE_GAMMA = 4
+VERIFY_REPS = 3
+TIMED_SIZES = (1, 2, 3, 5, 9, 17)  # timed token counts; v(n) between them is interpolated (it is ~linear)
+
+
+def probe_ids(target: LoadedModel, gamma_max: int) -> torch.Tensor:
+    """The probe chat a few turns in, or the one-question chat where the model's context is too short."""
+    ids = target.encode_chat(PROBE_LONG)
+    limit = context_limit(target.model)
+    if limit is not None and len(ids) + gamma_max + 1 + PROBE_TOKENS + PROBE_GAMMA + 1 > limit:
+        return target.encode_chat(PROBE)
+    return ids
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+@torch.inference_mode()
+def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
+    """v(n) for n = 1..n_max in seconds (head on every row), timed at TIMED_SIZES and n_max, interleaved
+    over reps, interpolated between; and one head row's seconds from the n_max pass with one row
+    against all rows."""
+    device = next(model.parameters()).device
+    ids = ids.to(device)
+    cache = new_cache(model)
+    forward(model, cache, ids[:-1], keep=1)
+    held = cache.get_seq_length()
+    timed = sorted({n for n in TIMED_SIZES if n < n_max} | {n_max})
+    sizes = [(n, n) for n in timed] + [(n_max, 1)]
+    times: dict[tuple[int, int], list[float]] = {s: [] for s in sizes}
+    for rep in range(reps + 1):  # the first pass warms kernels and the allocator, and is not kept
+        for n, keep in sizes:
+            fresh = ids[-1:].repeat(n)
+            _sync(device)
+            t0 = time.perf_counter()
+            forward(model, cache, fresh, keep=keep)
+            _sync(device)
+            if rep:
+                times[n, keep].append(time.perf_counter() - t0)
+            rollback(cache, held)
+    points, floor = [], 0.0
+    for n in timed:  # more tokens never cost less: what looks cheaper is noise
+        floor = max(floor, min(times[n, n]))
+        points.append((n, floor))
+    seconds = tuple(_interpolate(points, n) for n in range(1, n_max + 1))
+    head = max(0.0, (min(times[n_max, n_max]) - min(times[n_max, 1])) / max(n_max - 1, 1))
+    return VerifyCosts(seconds, head)
+
+
+def _interpolate(points: list[tuple[int, float]], n: int) -> float:
+    for (n0, s0), (n1, s1) in zip(points, points[1:], strict=False):
+        if n0 <= n <= n1:
+            return s0 + (s1 - s0) * (n - n0) / (n1 - n0)
+    return points[0][1]
+
+
+def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, verify: VerifyCosts,
+          info=None) -> DrafterProfile:
+    """c, α and coverage of one drafter from a short greedy run of the real loop (prefill round excluded).
+    info: the drafter's TrainedDraftInfo, whose report measured α on far more tokens than this probe."""
+    params = DecodeParams(gamma=PROBE_GAMMA, temperature=0.0, max_new_tokens=PROBE_TOKENS, seed=0)
+    rounds = generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).rounds[1:]
+    drafted = [r for r in rounds if r.drafted]
+    tested = sum(min(r.drafted, r.accepted + 1) for r in drafted)
+    accepted = sum(r.accepted for r in drafted)
+    # Uncontended costs on both sides: the fastest drafted token against the fastest target step.
+    c = min(r.draft_time / r.drafted for r in drafted) / verify.step if drafted else 0.0
+    alpha = accepted / tested if tested else 0.0
+    per_position: tuple[float, ...] = ()
+    label = getattr(drafter, "name", spec)
+    if info is not None:  # the report measured α on held-out prompts: far more tokens than this probe
+        label = info.name
+        alpha = info.alpha_greedy if info.alpha_greedy is not None else alpha
+        greedy = (info.report.get("evaluation", info.report).get("by_temperature", {}) or {}).get("greedy", {})
+        per_position = tuple(a for a in greedy.get("per_position_acceptance", []) if a is not None)
+    coverage = len(drafted) / len(rounds) if rounds else 0.0
+    return DrafterProfile(spec, label, c, alpha, per_position, coverage)

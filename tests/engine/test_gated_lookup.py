@@ -1,0 +1,79 @@
+"""Prompt lookup decided per round: proposes only what verify costs make worth testing; exact either way."""
+
+from __future__ import annotations
+
+import torch
+
+from app.engine import DecodeParams, PromptLookupDrafter, generate
+from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
+from app.engine.policy import VerifyCosts
+
+from .helpers import chi_square_p, exact_joint, sampled_joint
+
+FLAT = VerifyCosts((1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4))  # prepacked bf16: rows nearly free
+STEEP = VerifyCosts((1.0, 1.7, 2.1, 2.5, 2.9, 3.3, 3.7, 4.1, 4.5))  # fp32 MKL: rows re-read the weights
+
+
+def test_the_proposal_length_follows_alpha_and_verify_cost():
+    assert worth_proposing(8, 0.6, FLAT) > 1  # cheap rows: a long match pays
+    assert worth_proposing(8, 0.6, STEEP) == 0  # E(k) = 1.6, 1.96, 2.18 for 1.7, 2.1, 2.5 steps: never pays
+    assert worth_proposing(8, 0.02, FLAT) == 0  # a match that is almost never right costs 5%
+    assert worth_proposing(0, 0.9, FLAT) == 0  # no match: a target-only round
+
+
+def test_no_match_or_low_alpha_gives_target_only_rounds(vocab34_pair):
+    target, _ = vocab34_pair
+    prompt = torch.tensor([5, 9, 12, 20, 3, 3, 8, 14, 20, 3])
+    params = DecodeParams(gamma=6, temperature=0, max_new_tokens=24, seed=0)
+    plain = generate(target, prompt, PromptLookupDrafter(), params, stop_token_ids=(1,))
+    assert any(r.drafted for r in plain.rounds)
+    gated = generate(target, prompt, GatedLookupDrafter(STEEP, 0.6), params, stop_token_ids=(1,))
+    assert not any(r.drafted for r in gated.rounds) and gated.token_ids == plain.token_ids
+
+
+def test_alpha_is_learned_from_the_rounds(vocab34_pair):
+    target, _ = vocab34_pair
+    prompt = torch.tensor([5, 9, 12, 20, 3, 3, 8, 14, 20, 3])
+    params = DecodeParams(gamma=6, temperature=0, max_new_tokens=40, seed=0)
+    drafter = GatedLookupDrafter(FLAT, 0.99)  # optimistic: it proposes, then learns from what was kept
+    result = generate(target, prompt, drafter, params, stop_token_ids=(1,))
+    tested = sum(min(r.drafted, r.accepted + 1) for r in result.rounds if r.drafted)
+    accepted = sum(r.accepted for r in result.rounds)
+    assert tested and drafter.alpha < 0.99
+    assert (drafter.alpha < 0.99 * 0.9) == (accepted < tested)  # each rejection pulls α down by 15%
+
+
+def test_greedy_equals_target_only(vocab34_pair):
+    target, _ = vocab34_pair
+    for prompt in ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3]):
+        prompt = torch.tensor(prompt)
+        params = DecodeParams(gamma=6, temperature=0, max_new_tokens=32, seed=0)
+        expected = generate(target, prompt, None, params, stop_token_ids=(1,)).token_ids
+        for alpha in (0.3, 0.9):
+            got = generate(target, prompt, GatedLookupDrafter(FLAT, alpha), params, stop_token_ids=(1,))
+            assert got.token_ids == expected, alpha
+
+
+def test_gated_lookup_matches_exact_joint(vocab8_pair):
+    target, _ = vocab8_pair
+    params = DecodeParams(gamma=3, temperature=0.6, top_p=0.9)
+    prompt = [3, 5, 2, 3]
+    counts = sampled_joint(target, GatedLookupDrafter(FLAT, 0.5), prompt, params, 8, samples=3000)
+    assert chi_square_p(counts, exact_joint(target, prompt, params, 8)) > 1e-3
+
+
+def test_gated_lookup_misreported_q_is_caught(vocab8_pair, monkeypatch):
+    """Planted bug: the proposal reported at q = 0.1 instead of one-hot, so it is accepted too often."""
+    target, _ = vocab8_pair
+    params = DecodeParams(gamma=3, temperature=0.6, top_p=0.9)
+    prompt = [3, 5, 2, 3]
+    drafter = GatedLookupDrafter(FLAT, 0.5)
+    honest = drafter.draft
+
+    def misreported(*args):
+        tokens, q = honest(*args)
+        return tokens, q * 0.1
+
+    monkeypatch.setattr(drafter, "draft", misreported)
+    counts = sampled_joint(target, drafter, prompt, params, 8, samples=2000)
+    assert chi_square_p(counts, exact_joint(target, prompt, params, 8)) < 1e-6

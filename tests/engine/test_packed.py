@@ -1,0 +1,207 @@
+"""The bf16 CPU path (oneDNN-packed linears, row-exact attention) keeps decoding exact.
+
+A verify pass over n tokens must give each row bit for bit what a single step gives, or greedy
+speculative output drifts from target-only greedy. Each check has a planted-bug twin: the stock
+kernels (a bare packed kernel for one row, PyTorch's attention) are shown to be caught.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
+from app.engine.feature_drafter import FeatureDrafter
+from app.models import attention, kernels
+from app.models.kernels import LinearPath
+from app.models.packed import PackedLinear, packed_linear, packing_supported
+from app.models.trained_drafts import pack_feature_drafter
+
+from .feature_helpers import random_feature_draft
+from .helpers import chi_square_p, decode_module, exact_joint, sampled_joint
+
+pytestmark = pytest.mark.skipif(not packing_supported(), reason="this CPU has no native bf16 (oneDNN)")
+
+PACKED = LinearPath("bfloat16", packed=True, hint=8)
+VOCAB = 8
+
+
+def packed_copy(model):
+    return kernels.apply_path(copy.deepcopy(model), PACKED).eval()
+
+
+def rows_match(fn, rows: torch.Tensor) -> bool:
+    """fn over all rows at once equals fn row by row, bit for bit."""
+    whole = fn(rows)
+    return all(torch.equal(fn(rows[j : j + 1]), whole[j : j + 1]) for j in range(len(rows)))
+
+
+def _weight_and_rows():
+    """A 2048-input linear: there the bare one-row kernel differs in several rows of 33 (measured)."""
+    gen = torch.Generator().manual_seed(1)
+    return (torch.randn(1024, 2048, generator=gen) * 0.02).bfloat16(), torch.randn(17, 2048, generator=gen).bfloat16()
+
+
+def test_packed_linear_rows_do_not_depend_on_the_pass():
+    w, x = _weight_and_rows()
+    for hint in (1, 16):
+        packed = torch.ops.mkldnn._reorder_linear_weight(w, hint)
+        assert all(rows_match(lambda r, p=packed: packed_linear(r, p), x[:n]) for n in (2, 5, 9, 17)), hint
+
+
+def test_a_bare_one_row_kernel_is_caught():
+    """Planted bug: one row straight into oneDNN (another kernel, another summation order)."""
+    w, x = _weight_and_rows()
+    bare = [torch.ops.mkldnn._reorder_linear_weight(w, hint) for hint in (1, 16)]
+    caught = [not rows_match(lambda r, p=p: torch.ops.mkldnn._linear_pointwise(r, p, None, "none", [], ""), x[:n])
+              for p in bare for n in (2, 5, 9, 17)]
+    assert any(caught)
+
+
+def _attention_rows_match(attend, held: int, n: int, gen) -> bool:
+    q = torch.randn(1, 9, n, 64, generator=gen).bfloat16()
+    k = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
+    v = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
+    whole = attend(q, k, v)
+    return all(torch.equal(attend(q[:, :, i : i + 1], k[:, :, : held + i + 1], v[:, :, : held + i + 1]),
+                           whole[:, :, i : i + 1]) for i in range(n))
+
+
+SHAPES = ((0, 40), (37, 9), (505, 9), (1020, 17), (300, 5))  # (cached, new): prefill, across 512, verify
+
+
+def test_row_exact_attention_rows_do_not_depend_on_the_pass():
+    gen = torch.Generator().manual_seed(0)
+    assert all(_attention_rows_match(attention.row_exact_attention, held, n, gen) for held, n in SHAPES)
+
+
+def test_stock_attention_is_caught():
+    """Planted bug: PyTorch's SDPA as transformers calls it (causal mask, keys as they are)."""
+    gen = torch.Generator().manual_seed(0)
+
+    def stock(q, k, v):
+        n, size = q.shape[2], k.shape[2]
+        mask = torch.arange(size)[None, :] <= torch.arange(size - n, size)[:, None]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.view(1, 1, n, size), enable_gqa=True)
+
+    assert not all(_attention_rows_match(stock, held, n, gen) for held, n in SHAPES)
+
+
+def test_packed_logits_agree_with_unpacked_within_bf16(vocab34_pair):
+    target, _ = vocab34_pair
+    packed = packed_copy(target)
+    assert sum(isinstance(m, PackedLinear) for m in packed.modules()) == 2 * 7 + 1
+    ids = torch.tensor([[5, 9, 12, 20, 3, 3, 8]])
+    with torch.inference_mode():
+        want = target(input_ids=ids).logits.float()
+        got = packed(input_ids=ids).logits.float()
+    scale = want.abs().max()
+    assert (got - want).abs().max() <= 0.02 * scale  # bf16 keeps 8 bits: ~0.4% per rounding (measured 0.44%)
+    # Planted bug: the square weights packed in the wrong layout (transposed) are far outside it (51%).
+    for m in packed.modules():
+        if isinstance(m, PackedLinear) and m.in_features == m.out_features:
+            m.packed = torch.ops.mkldnn._reorder_linear_weight(m.packed.to_dense().T.contiguous(), PACKED.hint)
+    with torch.inference_mode():
+        broken = packed(input_ids=ids).logits.float()
+    assert (broken - want).abs().max() > 0.02 * scale
+
+
+def _greedy(model, prompt, drafter, gamma, n=24):
+    params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=n, seed=0)
+    return generate(model, prompt, drafter, params, stop_token_ids=(1,)).token_ids
+
+
+def _packed_feature_drafter(target, vocab_k):
+    draft = random_feature_draft(target, vocab_k).to(torch.bfloat16)
+    return pack_feature_drafter(FeatureDrafter(draft, target), PACKED.hint)
+
+
+def test_greedy_speculative_equals_target_only_on_the_packed_path(vocab34_pair):
+    target, draft = (packed_copy(m) for m in vocab34_pair)
+    drafters = (ModelDrafter(draft), PromptLookupDrafter(), _packed_feature_drafter(target, 34))
+    for prompt in ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3]):
+        prompt = torch.tensor(prompt)
+        expected = _greedy(target, prompt, None, 1)
+        for drafter in drafters:
+            for gamma in (2, 5):
+                assert _greedy(target, prompt, drafter, gamma) == expected, (drafter.name, gamma)
+
+
+def test_packed_joint_distribution(vocab8_pair):
+    target, draft = (packed_copy(m) for m in vocab8_pair)
+    params = DecodeParams(gamma=3, temperature=1.0)
+    exact = exact_joint(target, [3], params, VOCAB)
+    counts = sampled_joint(target, ModelDrafter(draft), [3], params, VOCAB, samples=2000)
+    assert chi_square_p(counts, exact) > 1e-3
+
+
+def test_packed_resampling_from_p_is_caught(vocab8_pair, monkeypatch):
+    """Planted bug on the packed path: after a rejection draw from p instead of the residual."""
+    target, draft = (packed_copy(m) for m in vocab8_pair)
+    params = DecodeParams(gamma=3, temperature=1.0)
+    exact = exact_joint(target, [3], params, VOCAB)
+    monkeypatch.setattr(decode_module, "RESIDUAL_EPS", float("inf"))
+    counts = sampled_joint(target, ModelDrafter(draft), [3], params, VOCAB, samples=1500)
+    assert chi_square_p(counts, exact) < 1e-6
+
+
+CHATS = ("Name three primary colours.", "Explain how a bicycle stays upright.", "Write a haiku about the sea.")
+
+
+def _default_greedy(target, chat, drafter, gamma):
+    prompt = target.encode_chat([{"role": "user", "content": chat}])
+    params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=40, seed=0)
+    return generate(target.model, prompt, drafter, params, vocab_size=target.vocab_size,
+                    stop_token_ids=target.stop_token_ids).token_ids
+
+
+@pytest.mark.slow
+def test_default_model_greedy_on_its_cpu_path(default_target):
+    """The embedded model as loaded (bf16, packed on this CPU): lookup and the shipped feature draft."""
+    from app.models import make_drafter
+
+    target = default_target
+    drafters = (PromptLookupDrafter(), make_drafter("trained", target))
+    for chat in CHATS:
+        expected = _default_greedy(target, chat, None, 1)
+        for drafter in drafters:
+            assert _default_greedy(target, chat, drafter, 6) == expected, (chat, drafter.name)
+
+
+@pytest.mark.slow
+def test_default_model_on_stock_kernels_drifts(default_target, monkeypatch):
+    """Planted bug: the same bf16 model on the stock kernels (PyTorch's attention, one row straight into
+    oneDNN) leaves target-only greedy within 40 tokens (measured here: tokens 16 and 24 of two chats)."""
+    from app.models import packed
+
+    target = default_target
+    if target.model.config._attn_implementation != attention.NAME:
+        pytest.skip("the embedded model runs in float32 on this CPU")
+    drafter = PromptLookupDrafter()
+    monkeypatch.setattr(packed, "packed_linear",
+                        lambda x, w, b=None: torch.ops.mkldnn._linear_pointwise(x, w, b, "none", [], ""))
+    target.model.set_attn_implementation("sdpa")
+    try:
+        drift = [_default_greedy(target, chat, drafter, 6) != _default_greedy(target, chat, None, 1) for chat in CHATS]
+    finally:
+        target.model.set_attn_implementation(attention.NAME)
+    assert any(drift)
+
+
+def test_static_caches_on_the_packed_path(vocab34_pair):
+    """A static cache's keys are a fixed-length buffer: attention then falls back to PyTorch's kernel with
+    the cache's mask, and greedy still equals target-only. (Row-exact attention on that buffer would
+    attend to unused slots and break this.)"""
+    from app.engine.static import StaticDecoder
+
+    target, draft = (packed_copy(m) for m in vocab34_pair)
+    decoder = StaticDecoder(target)
+    decoder.warm_up(ModelDrafter(draft), 4, lambda *_: None)
+    prompt = torch.tensor([5, 9, 12, 20, 3, 3, 8])
+    params = DecodeParams(gamma=4, temperature=0, max_new_tokens=24, seed=0)
+    expected = generate(target, prompt, None, params, stop_token_ids=(1,)).token_ids
+    got = generate(target, prompt, ModelDrafter(draft), params, stop_token_ids=(1,), static=decoder).token_ids
+    assert got == expected

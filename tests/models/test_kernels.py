@@ -1,0 +1,61 @@
+"""The CPU linear path: chosen by timing among row-exact paths, cached, and fp32 where bf16 cannot pay.
+No timing asserts: timings are injected where the choice is checked."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from tiny_models import tiny_model
+
+from app.models import kernels
+from app.models.kernels import LinearPath
+from app.models.packed import PackedLinear, packing_supported, weight_count
+
+PACKED8 = LinearPath("bfloat16", True, 8)
+
+
+def test_no_native_bf16_keeps_fp32_untimed(monkeypatch):
+    monkeypatch.setattr(kernels, "packing_supported", lambda: False)
+    monkeypatch.setattr(kernels, "time_paths", lambda *a, **k: pytest.fail("nothing to time"))
+    choice = kernels.choose_path(tiny_model(), None)
+    assert choice.path == LinearPath("float32") and choice.path.label == "fp32"
+
+
+def test_small_models_stay_fp32(monkeypatch):
+    monkeypatch.setattr(kernels, "time_paths", lambda *a, **k: pytest.fail("cache-resident weights are not timed"))
+    assert kernels.choose_path(tiny_model(), None).path.dtype == "float32"
+
+
+@pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
+def test_the_fastest_row_exact_path_is_chosen_and_cached(monkeypatch):
+    model = tiny_model()
+    fake = {LinearPath("bfloat16"): (1.0, 1.0), **{LinearPath("bfloat16", True, h): (2.0 + h, 2.0) for h in (1, 4, 8, 16)}}
+    monkeypatch.setattr(kernels, "time_paths", lambda shapes, paths: {p: fake[p] for p in paths})
+    # bf16 F.linear is "faster" here but its rows depend on the pass (as measured at 1536 inputs), so it
+    # is never chosen.
+    monkeypatch.setattr(kernels, "rows_independent", lambda path, shapes: path.packed)
+    choice = kernels.choose_path(model, torch.bfloat16)
+    assert choice.path == LinearPath("bfloat16", True, 1) and not choice.cached
+    assert "row-dependent" in choice.reason
+    monkeypatch.setattr(kernels, "time_paths", lambda *a, **k: pytest.fail("cache not used"))
+    again = kernels.choose_path(model, torch.bfloat16)
+    assert again.cached and again.path == choice.path
+    assert again.path.label == "bf16 · oneDNN packed"
+
+
+@pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
+def test_packing_keeps_one_copy_and_the_tied_embedding():
+    model = tiny_model()
+    model.config.tie_word_embeddings = True
+    model.lm_head.weight = model.model.embed_tokens.weight
+    before = weight_count(model)
+    packed = kernels.apply_path(copy.deepcopy(model), PACKED8)
+    linears = [m for m in packed.modules() if isinstance(m, PackedLinear)]
+    assert len(linears) == 2 * 7 + 1 and not any(type(m) is torch.nn.Linear for m in packed.modules())
+    assert packed.lm_head._tied is packed.model.embed_tokens.weight  # rows read back without unpacking
+    assert weight_count(packed) == before
+    assert packed.model.embed_tokens.weight.dtype == torch.bfloat16
+    state = packed.state_dict()  # dense weights, so target layers still copy into a feature draft
+    assert state["model.layers.0.mlp.down_proj.weight"].shape == (32, 64)
