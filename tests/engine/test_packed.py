@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
+from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.models import attention, kernels
 from app.models.kernels import LinearPath
@@ -21,7 +21,7 @@ from app.models.packed import PackedLinear, packed_linear, packing_supported
 from app.models.trained_drafts import pack_feature_drafter
 
 from .feature_helpers import random_feature_draft
-from .helpers import chi_square_p, decode_module, exact_joint, sampled_joint
+from .helpers import chi_square_p, exact_joint, sampled_joint
 
 pytestmark = pytest.mark.skipif(not packing_supported(), reason="this CPU has no native bf16 (oneDNN)")
 
@@ -143,7 +143,7 @@ def test_packed_resampling_from_p_is_caught(vocab8_pair, monkeypatch):
     target, draft = (packed_copy(m) for m in vocab8_pair)
     params = DecodeParams(gamma=3, temperature=1.0)
     exact = exact_joint(target, [3], params, VOCAB)
-    monkeypatch.setattr(decode_module, "RESIDUAL_EPS", float("inf"))
+    monkeypatch.setattr(acceptance, "RESIDUAL_EPS", float("inf"))
     counts = sampled_joint(target, ModelDrafter(draft), [3], params, VOCAB, samples=1500)
     assert chi_square_p(counts, exact) < 1e-6
 

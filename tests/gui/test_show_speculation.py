@@ -74,7 +74,7 @@ def test_screenshot_step_speculates_where_auto_runs_target_only(qtbot, tiny_pair
     monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECLENS_LANG", "en")
     monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: CPU)
-    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify: calibration.DrafterProfile(
+    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: calibration.DrafterProfile(
         spec, spec, *SLOW[spec]))
     out = tmp_path / "step.png"
     code = main(["screenshot", str(out), "--target", str(tiny_pair_dirs[0]), "--step", "0", "--max-new-tokens", "24",

@@ -131,4 +131,4 @@ def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf):
     first = load_model(str(tiny_gguf), device="cpu")
     second = load_model(str(tiny_gguf), device="cpu")
     assert (first.extra["converted_cache"], second.extra["converted_cache"]) == ("stored", "hit")
-    assert calibration.cache_key(first, ["self"], 8) == calibration.cache_key(second, ["self"], 8)
+    assert cost_cache.calibration_key(first, ["self"], 8) == cost_cache.calibration_key(second, ["self"], 8)
