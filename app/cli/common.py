@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 AUTO_GAMMA_START = 4  # placeholder until the measured choice replaces it
+DEFAULT_TREE_NODES = 16  # --tree on without a measurement or --tree-nodes
 
 if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--version` stay instant
     from app.engine import DecodeParams
@@ -98,6 +99,50 @@ def static_decoder(args: argparse.Namespace, target_model, drafter, max_gamma: i
     if args.compile:
         stream.write(f"compiled in {decoder.compile_seconds:.1f} s (warm-up {seconds:.1f} s)\n")
     return decoder
+
+
+def nodes_arg(text: str) -> int | str:
+    """--tree-nodes: 'auto' or a node budget of at least 1."""
+    value = gamma_arg(text)
+    if value != "auto" and value < 1:
+        raise argparse.ArgumentTypeError(f"a tree needs at least 1 node, got {value}")
+    return value
+
+
+def add_tree_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tree", choices=("auto", "on", "off"), default="auto",
+                        help="token trees: 'auto' (a tree where the measured costs predict it beats the chain), "
+                             "'on', or 'off' (chains only)")
+    parser.add_argument("--tree-nodes", type=nodes_arg, default="auto",
+                        help="nodes verified per tree round, or 'auto' (sized by measurement; 16 unmeasured)")
+
+
+def tree_mode(args: argparse.Namespace) -> bool | None:
+    """--tree for the policy: None lets the measurement choose, True/False force a tree or a chain."""
+    if args.tree == "auto" and args.tree_nodes != "auto":
+        return True  # a node budget asks for a tree
+    return {"auto": None, "on": True, "off": False}[args.tree]
+
+
+def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
+    """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
+    (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
+    form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
+    from app.models.drafts import tree_form
+
+    nodes = args.tree_nodes if args.tree_nodes != "auto" else None
+    if drafter is None:
+        return None
+    if choice is not None:
+        if choice.tree and nodes is not None:
+            drafter.budget = nodes
+        return drafter
+    if not tree_mode(args):
+        return drafter
+    tree = tree_form(drafter, nodes or DEFAULT_TREE_NODES, gamma)
+    if tree is None:
+        raise ValueError(f"the {drafter.name} drafter has no token-tree form")
+    return tree
 
 
 def add_sampling_args(parser: argparse.ArgumentParser) -> None:

@@ -12,9 +12,12 @@ from .common import (
     add_engine_args,
     add_model_args,
     add_sampling_args,
+    add_tree_args,
     load_kwargs,
     params_from,
     static_decoder,
+    tree_drafter,
+    tree_mode,
 )
 
 # Keyed by Status values (a StrEnum), so torch is not imported before a command runs.
@@ -35,6 +38,7 @@ def add_parser(sub) -> None:
     add_model_args(p)
     add_sampling_args(p)
     add_engine_args(p)
+    add_tree_args(p)
     p.add_argument("--show-rejected", action="store_true", help="print rejected draft tokens struck through")
     p.add_argument("--json", action="store_true", help="print token ids, pieces, statuses and statistics as JSON")
     p.set_defaults(run=run)
@@ -50,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter, auto = choose_drafter(args, target, draft_kwargs, log)
+    drafter, auto, depth = choose_drafter(args, target, draft_kwargs, log)
+    if depth:  # a measured tree: γ is its depth, fixed
+        params = replace(params, gamma=depth)
     for warning in target.extra.get("warnings", ()):
         print(f"warning: {warning}", file=log)
     print(
@@ -97,19 +103,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log):
-    """(drafter, live γ controller or None). Measures (or reads the cached measurement) when the draft
-    or γ is 'auto', and says what it chose and why; a hand-set draft and γ load as given."""
+    """(drafter, live γ controller or None, a measured tree's depth or 0). Measures (or reads the cached
+    measurement) when the draft or γ is 'auto', and says what it chose and why; a hand-set draft and γ
+    load as given (a tree with --tree on)."""
     from app.models import NO_DRAFT, make_drafter
     from app.models.calibration import AUTO, select
 
     gamma_auto = args.gamma == "auto"
     if args.draft != AUTO and (not gamma_auto or args.draft == NO_DRAFT):
-        return make_drafter(args.draft, target, **draft_kwargs), None
-    selection = select(target, args.draft, **draft_kwargs)
-    cal = selection.calibration
+        drafter = make_drafter(args.draft, target, **draft_kwargs)
+        return tree_drafter(args, drafter, 4 if gamma_auto else args.gamma), None, 0
+    selection = select(target, args.draft, tree=tree_mode(args), **draft_kwargs)
+    cal, choice = selection.calibration, selection.choice
     how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
-    print(f"choice ({how}): {selection.choice.reason}", file=log)
-    return selection.drafter, selection.auto_gamma() if gamma_auto else None
+    print(f"choice ({how}): {choice.reason}", file=log)
+    drafter = tree_drafter(args, selection.drafter, choice.gamma, choice)
+    return drafter, selection.auto_gamma() if gamma_auto else None, choice.gamma if choice.tree and gamma_auto else 0
 
 
 def to_json(result, gamma: int) -> dict:

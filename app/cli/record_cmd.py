@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, load_kwargs, params_from
+from .common import add_model_args, add_sampling_args, add_tree_args, load_kwargs, params_from, tree_drafter
 
 
 def add_parser(sub) -> None:
@@ -20,6 +20,7 @@ def add_parser(sub) -> None:
                    help="target-only steps timed first, for the measured speedup (0 skips)")
     add_model_args(p)
     add_sampling_args(p)
+    add_tree_args(p)
     p.set_defaults(run=run)
 
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter = make_drafter(args.draft, target, **draft_kwargs)
+    drafter = tree_drafter(args, make_drafter(args.draft, target, **draft_kwargs), params.gamma)
     turns = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": args.prompt}
     ]

@@ -25,15 +25,16 @@ from app.engine.kv import context_limit, forward, new_cache, rollback
 from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
 from app.paths import user_cache_dir
 
-from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter
+from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, tree_form
 from .embedded import DEFAULT_SPEC
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .specs import AUTO
+from .tree_probe import verify_tokens, with_tree
 
 CACHE_NAME = "drafter-costs.json"
-CACHE_FORMAT = 4  # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context
+CACHE_FORMAT = 5  # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context; 5: trees
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
 # A chat a few turns in: drafter costs are timed at this context, not at an empty one. The bf16 self-draft
@@ -85,7 +86,7 @@ class Selection:
     def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | None:
         """A live γ controller for the chosen drafter; None for target-only."""
         profile = self.profile()
-        if self.drafter is None or profile is None:
+        if self.drafter is None or profile is None or self.choice.tree:  # a tree keeps its measured size
             return None
         return AutoGamma(profile, self.calibration.verify, gamma_max)
 
@@ -108,10 +109,11 @@ def candidate_specs(target: LoadedModel) -> list[str]:
 
 def select(
     target: LoadedModel, spec: str = AUTO, *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
-    use_cache: bool = True, cancel=None, **load_kwargs,
+    use_cache: bool = True, cancel=None, tree: bool | None = None, **load_kwargs,
 ) -> Selection:
     """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
-    drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice."""
+    drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice.
+    tree: None lets the prediction choose a chain or a sized token tree, True/False force one."""
     report = progress or ignore_progress
     if spec == NO_DRAFT:
         cal = Calibration(VerifyCosts((1.0,)), (), True, 0.0, device_label(target.device))
@@ -119,14 +121,14 @@ def select(
     specs = candidate_specs(target) if spec == AUTO else [spec]
     cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache,
                            skip_failures=spec == AUTO, cancel=cancel, **load_kwargs)
-    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device)
+    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree)
     if spec != AUTO:  # chosen by hand: keep it, but the choice still says whether it pays
         option = choice.options[0] if choice.options else None
         gamma = option.gamma if option else 1
         predicted = option.predicted if option else 1.0
         reason = choice.reason if not choice.target_only else (
             f"{option.label} is predicted at {predicted:.2f}× target-only because {option.why}")
-        choice = Choice(spec, gamma, predicted, reason, choice.options)
+        choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
     drafter = built.pop(chosen, None)
     built.clear()
@@ -134,6 +136,8 @@ def select(
     if drafter is None and chosen != NO_DRAFT:
         report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
         drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
+    if choice.tree:
+        drafter = tree_form(drafter, choice.nodes, choice.gamma)
     return Selection(drafter, chosen, choice, cal)
 
 
@@ -151,7 +155,7 @@ def calibrate(
     start = time.perf_counter()
     ids = probe_ids(target, gamma_max)
     report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
-    verify = measure_verify(target.model, ids, gamma_max + 1)
+    verify = measure_verify(target.model, ids, verify_tokens(gamma_max))
     profiles, built = [], {}
     for i, spec in enumerate(specs):
         if cancel is not None and cancel.is_set():
@@ -166,7 +170,7 @@ def calibrate(
         if drafter is None:
             continue
         built[spec] = drafter
-        profiles.append(probe(target, drafter, spec, ids, verify))
+        profiles.append(with_tree(target, drafter, ids, probe(target, drafter, spec, ids, verify), verify))
     cal = Calibration(verify, tuple(profiles), False, time.perf_counter() - start, label)
     if use_cache:
         _write_cache(key, cal, target)
@@ -296,7 +300,8 @@ def _read_cache(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | No
         entry = json.loads(cache_file().read_text(encoding="utf-8"))["entries"][key]
         verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"])
         profiles = tuple(
-            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"])
+            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"],
+                           tuple(p["tree_accepted"]), p["tree_c"])
             for p in entry["profiles"]
         )
         return verify, profiles
@@ -315,7 +320,8 @@ def _write_cache(key: str, cal: Calibration, target: LoadedModel) -> None:
         "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "seconds": cal.seconds,
         "verify": asdict(cal.verify) | {"seconds": list(cal.verify.seconds)},
-        "profiles": [asdict(p) | {"per_position": list(p.per_position)} for p in cal.profiles],
+        "profiles": [asdict(p) | {"per_position": list(p.per_position), "tree_accepted": list(p.tree_accepted)}
+                     for p in cal.profiles],
     }
     entries = dict(sorted(entries.items(), key=lambda kv: kv[1].get("measured_at", ""))[-CACHE_ENTRIES:])
     tmp = path.with_suffix(".tmp")
