@@ -10,7 +10,7 @@ from pathlib import Path
 from app.models.specs import AUTO, SELF_DRAFT
 
 from . import UsageError
-from .common import add_engine_args, add_model_args, load_kwargs, static_decoder
+from .common import add_engine_args, add_model_args, add_tree_args, load_kwargs, static_decoder, tree_mode
 
 
 def add_parser(sub) -> None:
@@ -41,6 +41,10 @@ def add_parser(sub) -> None:
     p.add_argument("--gui-overhead", action="store_true",
                    help="also measure tokens/s through the GUI worker against headless decoding")
     add_engine_args(p)
+    add_tree_args(p)
+    p.add_argument("--trees", action="store_true",
+                   help="instead: token trees against chains for prompt lookup, the trained draft and their union "
+                        "(tokens per round, nodes verified, verify cost, predicted and measured); --tree-nodes sizes them")
     p.add_argument("--gpu-mechanics", action="store_true",
                    help="instead: random-weight Llama pair (~1B / ~100M, bf16) built on the spot, eager against "
                         "compiled static steps at gamma 1, 2, 4, 8; nothing is downloaded")
@@ -81,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     args.draft = args.draft or SELF_DRAFT
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
+    if args.trees:
+        from app.bench.trees import run_cli as run_trees
+
+        return run_trees(args, parse_temperatures(args.temperature), load_kwargs(args))
     if args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
     settings = [
@@ -128,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             pair.trained = make_drafter(trained[0], target)
         if not args.no_auto:
             log("measuring the drafters for the auto configuration ...")
-            pair.selection = select(target, "auto", **kwargs)
+            pair.selection = select(target, "auto", tree=tree_mode(args), **kwargs)
             result_choice = choice_json(pair.selection)
             log(f"auto: {pair.selection.choice.reason}")
     pair.static = static_decoder(args, target.model, pair.drafter, max(gammas or [args.gamma]))

@@ -54,9 +54,7 @@ def run(args: argparse.Namespace) -> int:
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
-    drafter, auto, depth = choose_drafter(args, target, draft_kwargs, log)
-    if depth:  # a measured tree: γ is its depth, fixed
-        params = replace(params, gamma=depth)
+    drafter, auto = choose_drafter(args, target, draft_kwargs, log)
     for warning in target.extra.get("warnings", ()):
         print(f"warning: {warning}", file=log)
     print(
@@ -103,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log):
-    """(drafter, live γ controller or None, a measured tree's depth or 0). Measures (or reads the cached
+    """(drafter, live γ controller or None; a measured tree's keeps its depth). Measures (or reads the cached
     measurement) when the draft or γ is 'auto', and says what it chose and why; a hand-set draft and γ
     load as given (a tree with --tree on)."""
     from app.models import NO_DRAFT, make_drafter
@@ -112,13 +110,13 @@ def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log):
     gamma_auto = args.gamma == "auto"
     if args.draft != AUTO and (not gamma_auto or args.draft == NO_DRAFT):
         drafter = make_drafter(args.draft, target, **draft_kwargs)
-        return tree_drafter(args, drafter, 4 if gamma_auto else args.gamma), None, 0
+        return tree_drafter(args, drafter, 4 if gamma_auto else args.gamma), None
     selection = select(target, args.draft, tree=tree_mode(args), **draft_kwargs)
     cal, choice = selection.calibration, selection.choice
     how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
     print(f"choice ({how}): {choice.reason}", file=log)
     drafter = tree_drafter(args, selection.drafter, choice.gamma, choice)
-    return drafter, selection.auto_gamma() if gamma_auto else None, choice.gamma if choice.tree and gamma_auto else 0
+    return drafter, selection.auto_gamma() if gamma_auto else None
 
 
 def to_json(result, gamma: int) -> dict:

@@ -13,7 +13,7 @@ speed, never the output's distribution, so nothing here can affect exactness.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .events import RoundEvent
 
@@ -285,3 +285,41 @@ class AutoGamma:
     def predicted(self) -> float:
         """Predicted speedup over target-only at the current γ, from the live estimates."""
         return self._predicted
+
+
+class TreeSize:
+    """The live counterpart of AutoGamma for a tree choice: depth (γ) and node budget stay as measured;
+    live rounds update E[accepted], the tree draft's seconds and the verify scale, so `predicted` and
+    `profile` follow the machine as AutoGamma's do (same attributes, so callers need not ask which)."""
+
+    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, nodes: int, depth: int = TREE_DEPTH,
+                 weight: float = LIVE_WEIGHT) -> None:
+        self.base, self.verify, self.nodes, self.depth, self.weight = profile, verify, nodes, depth, weight
+        self.name, self.label, self.gamma_max = profile.name, profile.label, depth
+        self.accepted = tree_accepted(profile, nodes)
+        self.draft_s = profile.tree_c * verify.step  # seconds per tree draft
+        self.scale = 1.0  # live verify time / calibrated verify time
+        self.rounds = 0
+
+    @property
+    def profile(self) -> DrafterProfile:
+        c = self.draft_s / (self.verify.step * self.scale)
+        return replace(self.base, tree_accepted=self.base.tree_accepted[: self.nodes - 1] + (self.accepted,), tree_c=c)
+
+    def observe(self, r: RoundEvent) -> None:
+        if r.round == 0 or not r.tree_tokens:  # the prefill round; a round with no tree proposed
+            return
+        w = self.weight
+        self.accepted += w * (r.accepted - self.accepted)
+        self.draft_s += w * (r.draft_time - self.draft_s)
+        calibrated = self.verify.v(r.tree_nodes + 1) * self.verify.step
+        if r.verify_time > 0 and calibrated > 0:
+            self.scale += w * (r.verify_time / calibrated - self.scale)
+        self.rounds += 1
+
+    def gamma(self) -> int:
+        return self.depth
+
+    @property
+    def predicted(self) -> float:
+        return speedup(self.profile, self.depth, self.verify, self.nodes)

@@ -22,7 +22,7 @@ import torch
 
 from app.engine import DecodeParams, Drafter, generate
 from app.engine.kv import context_limit, forward, new_cache, rollback
-from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
+from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, TreeSize, VerifyCosts, choose
 from app.paths import user_cache_dir
 
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, tree_form
@@ -83,11 +83,13 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | None:
-        """A live γ controller for the chosen drafter; None for target-only."""
+    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | TreeSize | None:
+        """A live γ controller for the chosen drafter (a chosen tree keeps its measured size); None for target-only."""
         profile = self.profile()
-        if self.drafter is None or profile is None or self.choice.tree:  # a tree keeps its measured size
+        if self.drafter is None or profile is None:
             return None
+        if self.choice.tree:
+            return TreeSize(profile, self.calibration.verify, self.choice.nodes, self.choice.gamma)
         return AutoGamma(profile, self.calibration.verify, gamma_max)
 
 

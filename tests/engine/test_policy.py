@@ -211,3 +211,17 @@ def test_choice_takes_the_tree_when_it_pays_and_says_why_when_it_does_not():
     assert limit is not None and limit.kind == "tree" and limit.nodes >= 1 and "does not pay" in limit.text
     assert choose([good], CPU32, tree=False).nodes == 0  # --tree off
     assert option_for(flat, CPU32, tree=True).nodes >= 1  # --tree on
+
+
+def test_tree_size_follows_live_rounds_at_a_fixed_size():
+    from app.engine.policy import TreeSize
+
+    p = tree_profile([0.3 * k for k in range(1, 9)], tree_c=0.2)
+    live = TreeSize(p, CPU32, nodes=6)
+    assert live.gamma() == TREE_DEPTH and live.predicted == pytest.approx(speedup(p, TREE_DEPTH, CPU32, nodes=6))
+    base = dict(gamma=TREE_DEPTH, drafted=3, emitted=4, bonus=True, overlap=(), draft_time=0.01,
+                verify_time=CPU32.v(7) * CPU32.step, tree_tokens=(1,) * 6, tree_parents=(-1, 0, 1, 2, 3, 4))
+    before = live.predicted
+    for i in range(1, 30):
+        live.observe(RoundEvent(round=i, accepted=3, **base))  # 3 accepted a round beats the measured 1.8
+    assert live.predicted > before and live.gamma() == TREE_DEPTH and live.rounds == 29

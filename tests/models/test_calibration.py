@@ -67,7 +67,9 @@ def test_a_tree_that_pays_is_chosen_and_run_as_a_tree(target, monkeypatch):
                                                                                   range(1, 33)), tree_c=0.01))
     sel = select(target, "prompt-lookup", use_cache=False)
     assert sel.choice.tree and sel.drafter.budget == sel.choice.nodes and sel.drafter.name == "prompt lookup tree"
-    assert sel.auto_gamma() is None  # a tree keeps its measured size and depth
+    live = sel.auto_gamma()  # a tree keeps its measured size and depth; live rounds move its prediction
+    assert live.gamma() == sel.choice.gamma and live.nodes == sel.choice.nodes
+    assert live.predicted == pytest.approx(sel.choice.predicted)
     chain = select(target, "prompt-lookup", use_cache=False, tree=False)
     assert not chain.choice.tree and chain.drafter.name == "prompt lookup"
 
