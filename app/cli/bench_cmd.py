@@ -10,7 +10,15 @@ from pathlib import Path
 from app.models.specs import AUTO, NO_DRAFT, SELF_DRAFT
 
 from . import UsageError
-from .common import add_engine_args, add_model_args, choose_drafter, dtype_arg, load_kwargs, static_decoder
+from .common import (
+    add_engine_args,
+    add_model_args,
+    add_tree_args,
+    choose_drafter,
+    dtype_arg,
+    load_kwargs,
+    static_decoder,
+)
 
 
 def add_parser(sub) -> None:
@@ -46,6 +54,10 @@ def add_parser(sub) -> None:
     p.add_argument("--serve-overhead", action="store_true",
                    help="also measure tokens/s streamed through `speclens serve` against `generate`, and the first token")
     add_engine_args(p)
+    add_tree_args(p)
+    p.add_argument("--trees", action="store_true",
+                   help="instead: token trees against chains for prompt lookup, the trained draft and their union "
+                        "(tokens per round, nodes verified, verify cost, predicted and measured); --tree-nodes sizes them")
     p.add_argument("--gpu-mechanics", action="store_true",
                    help="instead: random-weight Llama pair (~1B / ~100M, bf16) built on the spot, eager against "
                         "compiled static steps at gamma 1, 2, 4, 8; nothing is downloaded")
@@ -85,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         return _gui_soak(args) if args.gui_soak else _startup(args)
     if args.repeats < 1:
         raise UsageError(f"--repeats must be >= 1, got {args.repeats}")
+    if args.trees:
+        from app.bench.trees import run_cli as run_trees
+
+        return run_trees(args, parse_temperatures(args.temperature), load_kwargs(args))
     if args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
     from app.bench.prompts import load_suite

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 AUTO_GAMMA_START = 4  # placeholder until the measured choice replaces it
 DTYPES = ("auto", "bfloat16", "float32", "float16")
+DEFAULT_TREE_NODES = 16  # --tree on without a measurement or --tree-nodes
 
 if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--version` stay instant
     from app.engine import DecodeParams
@@ -49,20 +50,22 @@ def load_kwargs(args: argparse.Namespace) -> dict:
 
 
 def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=None, *, need_draft: bool = False):
-    """(drafter, live γ controller or None): the one place a command turns --draft into a drafter.
+    """(drafter, live γ controller or None): the one place a command turns --draft (and --tree) into a drafter.
 
     'auto' (or γ 'auto') goes to the app's choice by measurement (app.models.calibration.select; cached
     timings when there are some), never to the model loader as an id, and says what it chose and why; a
-    hand-set draft with a hand-set γ loads as given. need_draft: a command that exists to show speculation
-    (record, selftest) takes auto's fastest measured drafter when auto chose target-only, and says so."""
+    hand-set draft with a hand-set γ loads as given (its tree form with --tree on). need_draft: a command
+    that exists to show speculation (record, selftest) takes auto's fastest measured drafter when auto
+    chose target-only, and says so. A measured tree keeps its depth; --tree-nodes N resizes it."""
     from app.models import AUTO, NO_DRAFT, make_drafter
     from app.models.calibration import select
 
     log = log or sys.stderr
     gamma_auto = getattr(args, "gamma", None) == "auto"
     if args.draft != AUTO and (not gamma_auto or args.draft == NO_DRAFT):
-        return make_drafter(args.draft, target, **draft_kwargs), None
-    selection = select(target, args.draft, **draft_kwargs)
+        drafter = make_drafter(args.draft, target, **draft_kwargs)
+        return tree_drafter(args, drafter, 4 if gamma_auto else args.gamma), None
+    selection = select(target, args.draft, tree=tree_mode(args), **draft_kwargs)
     cal = selection.calibration
     how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
     print(f"choice ({how}): {selection.choice.reason}", file=log)
@@ -71,7 +74,8 @@ def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=Non
 
         selection = speculate_anyway(selection, target, **draft_kwargs)
         print(f"speculating anyway: {selection.choice.reason}", file=log)
-    return selection.drafter, selection.auto_gamma() if gamma_auto else None
+    drafter = tree_drafter(args, selection.drafter, selection.choice.gamma, selection.choice)
+    return drafter, selection.auto_gamma() if gamma_auto else None
 
 
 class ProgressBar:
@@ -138,6 +142,53 @@ def static_decoder(args: argparse.Namespace, target_model, drafter, max_gamma: i
     if args.compile:
         stream.write(f"compiled in {decoder.compile_seconds:.1f} s (warm-up {seconds:.1f} s)\n")
     return decoder
+
+
+def nodes_arg(text: str) -> int | str:
+    """--tree-nodes: 'auto' or a node budget of at least 1."""
+    value = gamma_arg(text)
+    if value != "auto" and value < 1:
+        raise argparse.ArgumentTypeError(f"a tree needs at least 1 node, got {value}")
+    return value
+
+
+def add_tree_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tree", choices=("auto", "on", "off"), default="auto",
+                        help="token trees: 'auto' (a tree where the measured costs predict it beats the chain), "
+                             "'on', or 'off' (chains only)")
+    parser.add_argument("--tree-nodes", type=nodes_arg, default="auto",
+                        help="nodes verified per tree round, or 'auto' (sized by measurement; 16 unmeasured)")
+
+
+def tree_mode(args: argparse.Namespace) -> bool | None:
+    """--tree for the policy: None lets the measurement choose, True/False force a tree or a chain
+    (a command without the tree options: None)."""
+    if not hasattr(args, "tree"):
+        return None
+    if args.tree == "auto" and args.tree_nodes != "auto":
+        return True  # a node budget asks for a tree
+    return {"auto": None, "on": True, "off": False}[args.tree]
+
+
+def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
+    """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
+    (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
+    form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
+    from app.models.drafts import tree_form
+
+    nodes = args.tree_nodes if getattr(args, "tree_nodes", "auto") != "auto" else None
+    if drafter is None:
+        return None
+    if choice is not None:
+        if choice.tree and nodes is not None:
+            drafter.budget = nodes
+        return drafter
+    if not tree_mode(args):
+        return drafter
+    tree = tree_form(drafter, nodes or DEFAULT_TREE_NODES, gamma)
+    if tree is None:
+        raise ValueError(f"the {drafter.name} drafter has no token-tree form")
+    return tree
 
 
 def add_sampling_args(parser: argparse.ArgumentParser) -> None:

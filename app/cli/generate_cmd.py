@@ -12,6 +12,7 @@ from .common import (
     add_engine_args,
     add_model_args,
     add_sampling_args,
+    add_tree_args,
     choose_drafter,
     dtype_arg,
     load_kwargs,
@@ -37,6 +38,7 @@ def add_parser(sub) -> None:
     add_model_args(p)
     add_sampling_args(p)
     add_engine_args(p)
+    add_tree_args(p)
     p.add_argument("--show-rejected", action="store_true", help="print rejected draft tokens struck through")
     p.add_argument("--json", action="store_true", help="print token ids, pieces, statuses and statistics as JSON")
     p.set_defaults(run=run)

@@ -9,7 +9,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from . import UsageError
-from .common import add_model_args, add_sampling_args, choose_drafter, dtype_arg, load_kwargs, params_from
+from .common import (
+    add_model_args,
+    add_sampling_args,
+    add_tree_args,
+    choose_drafter,
+    dtype_arg,
+    load_kwargs,
+    params_from,
+)
 
 
 def add_parser(sub) -> None:
@@ -21,6 +29,7 @@ def add_parser(sub) -> None:
                    help="target-only steps timed first, for the measured speedup (0 skips)")
     add_model_args(p)
     add_sampling_args(p)
+    add_tree_args(p)
     p.set_defaults(run=run)
 
 

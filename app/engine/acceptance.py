@@ -44,6 +44,11 @@ class Verdict:
     top_p: tuple[Top, ...]  # top entries of p_i per drafted position, then of p_{g+1}
     top_q: tuple[Top, ...]  # top entries of q_i per drafted position
     next_top: Top  # top entries of the distribution y was drawn from (residual, or p)
+    nodes: tuple[int, ...] = ()  # tree rounds: the tree node of each draft (empty for a chain)
+
+    def node(self, i: int) -> int | None:
+        """The tree node draft i came from; None in a chain round."""
+        return self.nodes[i] if i < len(self.nodes) else None
 
     @property
     def top(self) -> TopEntries | None:

@@ -110,13 +110,13 @@ def decode(
         for i in range(min(n, cut)):
             yield TokenEvent(
                 token_id=drafted[i], status=Status.ACCEPTED, round=round_index, position=i, p=v.p_x[i],
-                q=v.q_x[i], accept_prob=v.accept_prob[i], text=_piece(detok, drafted[i]), u=v.u[i],
+                q=v.q_x[i], accept_prob=v.accept_prob[i], text=_piece(detok, drafted[i]), u=v.u[i], node=v.node(i),
             )
         if n < len(drafted) and cut > n:
             yield TokenEvent(
                 token_id=drafted[n], status=Status.REJECTED, round=round_index, position=n, p=v.p_x[n],
                 q=v.q_x[n], accept_prob=v.accept_prob[n],
-                text=tokenizer.decode([drafted[n]]) if tokenizer is not None else "", u=v.u[n],
+                text=tokenizer.decode([drafted[n]]) if tokenizer is not None else "", u=v.u[n], node=v.node(n),
             )
         if cut > n:
             status = Status.CORRECTED if n < len(drafted) else (Status.BONUS if drafted else Status.TARGET)

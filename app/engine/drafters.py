@@ -2,7 +2,9 @@
 
 A drafter proposes up to gamma tokens with the full q they were drawn from. A round runner calls
 `draft(...)`, verifies, then `commit(kept, features, start)` so no drafter state outlives a rejection.
-`static_form(decoder)` gives the same drafter on static caches (see static.py), or a one-line reason.
+`dynamic_rounds(...)` names that runner (a tree drafter, tree_drafters.py, drafts a tree instead and
+names tree_rounds.TreeRounds); `static_form(decoder)` gives the same drafter on static caches (see
+static.py), or a one-line reason.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 from transformers import PreTrainedModel
 
 from .kv import forward, new_cache, rollback
+from .rounds import DynamicRounds, Rounds
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
 from .static_kv import static_support
 
@@ -42,6 +45,9 @@ class Drafter(Protocol):
 
     def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
         """This drafter on static caches, or a one-line reason why it cannot run there."""
+
+    def dynamic_rounds(self, target: PreTrainedModel, prompt: list[int], generator: torch.Generator) -> Rounds:
+        """The runner of this drafter's rounds on dynamic caches: chain rounds (DynamicRounds) or tree rounds."""
 
 
 def unsupported_on_static(drafter: Drafter) -> str:
@@ -94,6 +100,9 @@ class ModelDrafter:
 
     def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
         return static_support(self.model) or _StaticModelDraft(self)
+
+    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
+        return DynamicRounds(target, prompt, self, generator)
 
 
 class _StaticModelDraft:
@@ -175,6 +184,9 @@ class PromptLookupDrafter:
 
     def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
         return _StaticLookup(self)
+
+    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
+        return DynamicRounds(target, prompt, self, generator)
 
 
 class _StaticLookup:

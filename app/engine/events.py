@@ -42,6 +42,7 @@ class TokenEvent:
     text: str = ""  # detokenised piece ("" when no tokenizer was given or bytes are pending)
     top: TopEntries | None = None  # only on corrected tokens
     u: float | None = None  # the uniform draw tested against accept_prob (accepted iff u < accept_prob); drafts only
+    node: int | None = None  # tree rounds: the tree node (index into RoundEvent.tree_tokens) a draft came from
 
     @property
     def emitted(self) -> bool:
@@ -71,6 +72,23 @@ class RoundEvent:
     top_q: tuple[Top, ...] = ()  # top entries of q_i per drafted position
     next_token: int | None = None  # the corrected, bonus or target token drawn (even when the length cut it)
     next_top: Top = ()  # top entries of the distribution next_token came from: the residual, or p
+    # Tree rounds only (empty for a chain): the whole tree and every test of the one-hot rule
+    # (tree_accept). In a tree round `drafts` is the accepted path, then the first child rejected at
+    # the node the round stopped at (when it had children), so `accepted` counts the path.
+    tree_tokens: tuple[int, ...] = ()  # [n] each node's proposed token
+    tree_parents: tuple[int, ...] = ()  # [n] each node's parent node, -1 for a child of the root
+    tree_scores: tuple[float, ...] = ()  # [n] the drafter's score: cumulative log q, or the lookup match weight
+    tree_p: tuple[float, ...] = ()  # [n] p at the node's parent for the node's token
+    tree_tested: tuple[int, ...] = ()  # the nodes whose coin was looked at, in test order
+    tree_u: tuple[float, ...] = ()  # per tested node: its uniform (accepted when u < tree_accept_prob)
+    tree_accept_prob: tuple[float, ...] = ()  # per tested node: p'(x), p renormalised after earlier rejected siblings
+    tree_residual: tuple[float, ...] = ()  # per tested node: the mass of p (at the parent) left once x is zeroed too
+    tree_path: tuple[int, ...] = ()  # the accepted nodes, the root's child first
+
+    @property
+    def tree_nodes(self) -> int:
+        """Nodes verified in this round's one target pass (0 for a chain round)."""
+        return len(self.tree_tokens)
 
     @property
     def decisions(self) -> tuple[bool, ...]:

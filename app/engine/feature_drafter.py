@@ -19,6 +19,7 @@ from torch import nn
 
 from .drafters import unsupported_on_static
 from .feature_net import DraftCache, FeatureDraftModel, draft_forward
+from .rounds import DynamicRounds, Rounds
 from .sampling import DecodeParams, logits_to_probs, sample
 
 
@@ -69,20 +70,32 @@ class FeatureDrafter:
     def static_form(self, decoder) -> str:
         return unsupported_on_static(self)
 
+    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
+        return DynamicRounds(target, prompt, self, generator)
+
     @torch.inference_mode()
-    def draft(self, ids, ids_list, gamma, params: DecodeParams, vocab_size):
+    def catch_up(self, ids: torch.Tensor, ids_list: list[int]) -> torch.Tensor | None:
+        """Feed the pending pairs (f_j, t_{j+1}) of committed positions: g [1, H] of the newest, ~ its
+        target feature (the start of a chain or a tree); None on the first round, before any feature."""
         start = self.cache.length
         n_ctx = len(ids_list)
         self.stable = start
         if len(self.pending) == 0:  # the first round: the prompt has not been through the target yet
-            return ids.new_empty(0), torch.empty(0, vocab_size, device=ids.device)
+            return None
         if start + len(self.pending) != n_ctx - 1:
             raise RuntimeError(f"the draft holds features up to {start + len(self.pending)} for a {n_ctx}-token context")
-        # Catch-up: pairs (f_j, t_{j+1}) for the pending positions, then gamma - 1 steps feeding g back.
         tokens = ids[start + 1 : n_ctx].to(self.device)
         g = draft_forward(self.model, self.rotary, self.embed(tokens), self.pending, self.cache)[-1:]
         self.stable = self.cache.length
         self.pending = self.pending[:0]
+        return g
+
+    @torch.inference_mode()
+    def draft(self, ids, ids_list, gamma, params: DecodeParams, vocab_size):
+        g = self.catch_up(ids, ids_list)
+        if g is None:
+            return ids.new_empty(0), torch.empty(0, vocab_size, device=ids.device)
+        # gamma - 1 steps after the catch-up, feeding g back as the feature.
         ids_k = self.model.vocab_ids
         out_tokens, qs = [], []
         for i in range(gamma):

@@ -1,5 +1,6 @@
 """The feature draft's network (EAGLE-1 style): `fc(cat(norm(E[t_{j+1}]), norm(f_j)))`, Llama decoder layers
-and a final norm, with its own growing KV cache and the forward pass the drafter runs.
+and a final norm, with its own growing KV cache and the forward passes the drafter runs (a causal run
+of positions, or tree nodes with explicit positions and a mask).
 
 Weights: `fc.weight [H, 2H]`, `layers.i.*` in Llama naming, norms, and the subset `vocab_ids [K]`; the
 embedding, head rows and rotary tables are the target's own, passed in and never owned.
@@ -146,6 +147,23 @@ def draft_forward(model: FeatureDraftModel, rotary, embeds, feats, cache: DraftC
         k_all, v_all = cache.append(i, k, v)
         attn = attend(q, k_all, v_all, mask) if mask is not None or n == 1 else _causal(q, k_all, v_all)
         x = layer.finish(x, attn)
+    cache.length += n
+    return model.output(x)[0]
+
+
+@torch.inference_mode()
+def draft_tree_forward(model: FeatureDraftModel, rotary, embeds, feats, cache: DraftCache, positions: torch.Tensor,
+                       visible: torch.Tensor) -> torch.Tensor:
+    """Feed n tree nodes (E[token], feature) [n, H] after the cache at explicit positions [n]; visible bool
+    [n, cache.length + n] says which held and new entries each node attends to. Returns g [n, H]."""
+    n = feats.shape[0]
+    x = model.inputs(embeds, feats).unsqueeze(0)  # [1, n, H]
+    cos, sin = rotary(x, positions.view(1, -1))
+    mask = visible.view(1, 1, n, -1)
+    for i, layer in enumerate(model.layers):
+        q, k, v = layer.qkv(x, cos.to(x.dtype), sin.to(x.dtype))
+        k_all, v_all = cache.append(i, k, v)
+        x = layer.finish(x, attend(q, k_all, v_all, mask))
     cache.length += n
     return model.output(x)[0]
 

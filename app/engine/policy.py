@@ -4,17 +4,21 @@ A round with γ drafts emits E[N] = (1 − α^(γ+1)) / (1 − α) tokens on ave
 when the acceptance per draft position is known) and costs γ·c + v(γ+1) target steps, where c is one
 drafted token's cost and v(n) the cost of one target pass over n tokens, both measured on this
 machine. Target-only decoding costs v(1) = 1 per token, so the predicted speedup of a drafter at γ is
-E[N] / (γ·c + v(γ+1)). Pure arithmetic: no torch. γ only changes speed, never the output's
-distribution, so nothing here can affect exactness.
+E[N] / (γ·c + v(γ+1)). A token tree of n nodes is the same formula with E[N] = 1 + E[accepted](n),
+measured per node budget, one tree draft's cost and v(n + 1): the node budget, chain or tree, and no
+draft at all are chosen by one number. Pure arithmetic: no torch. γ and the node budget only change
+speed, never the output's distribution, so nothing here can affect exactness.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .events import RoundEvent
 
+TREE_NODES_MAX = 32  # the largest tree auto sizing considers (v(n) is measured up to TREE_NODES_MAX + 1 tokens)
+TREE_DEPTH = 6  # levels of an auto-sized tree: expansion costs one draft pass per level, whatever the budget
 AUTO_GAMMA_MAX = 8  # auto γ searches 1..AUTO_GAMMA_MAX (verify cost is measured up to AUTO_GAMMA_MAX + 1 tokens); params.GAMMA_LIMIT bounds a hand-set γ
 MARGIN = 1.03  # a drafter must be predicted this much faster than target-only, or it is not worth the risk
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
@@ -52,6 +56,10 @@ class DrafterProfile:
     alpha: float  # mean acceptance Σ min(p, q) per drafted position
     per_position: tuple[float, ...] = ()  # acceptance at draft positions 1, 2, ... when known
     coverage: float = 1.0  # share of rounds in which it proposes anything (prompt lookup finds no match)
+    # Its token tree, when it has one: E[accepted tokens] per round for a tree of its n = 1, 2, ... best
+    # nodes (the target mass p(path) summed over them), and one tree draft's cost in target steps.
+    tree_accepted: tuple[float, ...] = ()
+    tree_c: float = 0.0
 
     def alpha_at(self, i: int) -> float:
         """Acceptance at draft position i (1-based); the pooled α where positions are unknown."""
@@ -69,23 +77,46 @@ def expected_tokens(profile: DrafterProfile, gamma: int) -> float:
     return total
 
 
-def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts) -> float:
-    """Predicted tokens/s over target-only. A round without a proposal is a plain target step."""
+def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts, nodes: int = 0) -> float:
+    """Predicted tokens/s over target-only: (E[accepted] + 1) / (t_draft + t_verify) against one target
+    step per token, for a γ chain, or (nodes > 0) for its tree of that many nodes. A round without a
+    proposal is a plain target step."""
     cover = profile.coverage
-    emitted = expected_tokens(profile, gamma)
-    verify_cost = verify.v(gamma + 1)
+    if nodes:
+        emitted, draft, verified = 1 + tree_accepted(profile, nodes), profile.tree_c, nodes + 1
+    else:
+        emitted, draft, verified = expected_tokens(profile, gamma), gamma * profile.c, gamma + 1
     tokens = cover * emitted + (1 - cover)
-    cost = cover * (gamma * profile.c + verify_cost) + (1 - cover) * verify.v(1)
+    cost = cover * (draft + verify.v(verified)) + (1 - cover) * verify.v(1)
     return tokens / cost
+
+
+def tree_accepted(profile: DrafterProfile, nodes: int) -> float:
+    """E[accepted] for a tree of `nodes` nodes; past the measured sizes, the largest one's (more nodes
+    never accept less, and the measurement stops where extra nodes stopped adding mass)."""
+    table = profile.tree_accepted
+    return table[min(nodes, len(table)) - 1] if table else 0.0
 
 
 def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX) -> tuple[int, float]:
     """(γ, predicted speedup) maximising the speedup over 1..gamma_max; the smaller γ on ties."""
-    best = (1, speedup(profile, 1, verify))
-    for gamma in range(2, gamma_max + 1):
-        s = speedup(profile, gamma, verify)
+    return _argmax(lambda gamma: speedup(profile, gamma, verify), gamma_max)
+
+
+def best_nodes(profile: DrafterProfile, verify: VerifyCosts, nodes_max: int = TREE_NODES_MAX) -> tuple[int, float]:
+    """(node budget, predicted speedup) of the profile's tree over 1..nodes_max; the smaller on ties.
+    (0, 0.0) when it has no measured tree."""
+    if not profile.tree_accepted:
+        return 0, 0.0
+    return _argmax(lambda nodes: speedup(profile, TREE_DEPTH, verify, nodes), nodes_max)
+
+
+def _argmax(predict, top: int) -> tuple[int, float]:
+    best = (1, predict(1))
+    for size in range(2, top + 1):
+        s = predict(size)
         if s > best[1] + 1e-9:
-            best = (gamma, s)
+            best = (size, s)
     return best
 
 
@@ -93,13 +124,18 @@ def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AU
 class Limit:
     """What limits a drafter, as data: the GUI words it in the user's language, `text` is the English."""
 
-    kind: str  # "cost" (c), "coverage" (share of rounds it proposes in) or "acceptance" (α against v(γ+1))
-    value: float  # c, the coverage, or α
-    verify: float  # v(γ+1) in target steps
+    kind: str  # "cost" (c), "coverage" (share of rounds it proposes in), "acceptance" (α against v(γ+1)),
+    # or "tree": why its best tree loses to its chain (value: E[accepted] of that tree, verify: v(nodes + 1))
+    value: float  # c, the coverage, α, or the tree's E[accepted]
+    verify: float  # v(γ+1) in target steps (a tree: v(nodes + 1))
     device: str  # "CPU", "CUDA", "MPS"
+    nodes: int = 0  # "tree": the best tree's node budget
 
     @property
     def text(self) -> str:
+        if self.kind == "tree":
+            return (f"a tree does not pay here: its best, {self.nodes} nodes, accepts {self.value:.2f} tokens a round "
+                    f"for a verify cost of {self.verify:.2f} target steps")
         if self.kind == "cost":
             return f"draft costs {self.value:.2f} target steps on this {self.device}"
         if self.kind == "coverage":
@@ -111,9 +147,11 @@ class Limit:
 class Option:
     name: str
     label: str
-    gamma: int
+    gamma: int  # γ, or a tree's depth
     predicted: float
     limit: Limit
+    nodes: int = 0  # a tree's node budget; 0: a chain
+    tree: Limit | None = None  # why its tree lost to its chain, when it has a measured tree
 
     @property
     def why(self) -> str:  # e.g. "draft costs 1.05 target steps on this CPU"
@@ -123,10 +161,20 @@ class Option:
 @dataclass(frozen=True, slots=True)
 class Choice:
     drafter: str | None  # the chosen profile's name; None: target-only
-    gamma: int  # the best γ for it (the live controller moves it later)
+    gamma: int  # the best γ for it (the live controller moves it later); a tree's depth
     predicted: float  # predicted speedup over target-only (1.0 for target-only)
     reason: str  # one line for the status bar
     options: tuple[Option, ...] = field(default=())  # every drafter's best, fastest first
+    nodes: int = 0  # the chosen tree's node budget; 0: a chain (or target-only)
+
+    @property
+    def tree(self) -> bool:
+        return self.nodes > 0
+
+    @property
+    def tree_limit(self) -> Limit | None:
+        """Why the chosen drafter runs a chain although it has a tree (None otherwise)."""
+        return self.options[0].tree if self.options and not self.tree and not self.target_only else None
 
     @property
     def target_only(self) -> bool:
@@ -143,20 +191,42 @@ def limit_of(profile: DrafterProfile, gamma: int, verify: VerifyCosts, device: s
     return Limit("acceptance", profile.alpha, v, device)
 
 
+def option_for(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX,
+               device: str = "CPU", tree: bool | None = None) -> Option:
+    """A drafter's best form: its best chain, or its best tree when it has one and it is predicted faster.
+    tree: None chooses by prediction, True forces the tree (when measured), False the chain."""
+    gamma, s = best_gamma(profile, verify, gamma_max)
+    chain = Option(profile.name, profile.label, gamma, s, limit_of(profile, gamma, verify, device))
+    nodes, t = best_nodes(profile, verify)
+    if not nodes or tree is False:
+        return chain
+    if tree or t > s + 1e-9:
+        limit = limit_of(profile, TREE_DEPTH, verify, device)
+        return Option(profile.name, profile.label, TREE_DEPTH, t, limit, nodes)
+    why = Limit("tree", tree_accepted(profile, nodes), verify.v(nodes + 1), device, nodes)
+    return Option(chain.name, chain.label, chain.gamma, chain.predicted, chain.limit, 0, why)
+
+
+def describe(option: Option) -> str:
+    """The chosen form in one phrase: "trained draft, γ 4" or "trained draft, tree of 12 nodes"."""
+    form = f"tree of {option.nodes} nodes" if option.nodes else f"γ {option.gamma}"
+    return f"{option.label}, {form}"
+
+
 def choose(
     profiles: Sequence[DrafterProfile], verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX,
-    margin: float = MARGIN, device: str = "CPU",
+    margin: float = MARGIN, device: str = "CPU", tree: bool | None = None,
 ) -> Choice:
-    """The drafter and γ with the best predicted speedup, or target-only when none beats it by `margin`."""
-    options = []
-    for p in profiles:
-        gamma, s = best_gamma(p, verify, gamma_max)
-        options.append(Option(p.name, p.label, gamma, s, limit_of(p, gamma, verify, device)))
+    """The drafter and its form (γ chain or sized tree) with the best predicted speedup, or target-only
+    when none beats it by `margin`. tree: None (auto) lets the prediction choose chain or tree."""
+    options = [option_for(p, verify, gamma_max, device, tree) for p in profiles]
     options.sort(key=lambda o: -o.predicted)
     if options and options[0].predicted >= margin:
         best = options[0]
-        reason = f"{best.label}, γ {best.gamma}: predicted {best.predicted:.2f}× target-only"
-        return Choice(best.name, best.gamma, best.predicted, reason, tuple(options))
+        reason = f"{describe(best)}: predicted {best.predicted:.2f}× target-only"
+        if best.tree is not None:
+            reason += f" ({best.tree.text})"
+        return Choice(best.name, best.gamma, best.predicted, reason, tuple(options), best.nodes)
     if not options:
         return Choice(None, 1, 1.0, "target-only: no drafter available", ())
     why = "; ".join(f"{o.label} {o.predicted:.2f}×: {o.why}" for o in options)
@@ -215,3 +285,41 @@ class AutoGamma:
     def predicted(self) -> float:
         """Predicted speedup over target-only at the current γ, from the live estimates."""
         return self._predicted
+
+
+class TreeSize:
+    """The live counterpart of AutoGamma for a tree choice: depth (γ) and node budget stay as measured;
+    live rounds update E[accepted], the tree draft's seconds and the verify scale, so `predicted` and
+    `profile` follow the machine as AutoGamma's do (same attributes, so callers need not ask which)."""
+
+    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, nodes: int, depth: int = TREE_DEPTH,
+                 weight: float = LIVE_WEIGHT) -> None:
+        self.base, self.verify, self.nodes, self.depth, self.weight = profile, verify, nodes, depth, weight
+        self.name, self.label, self.gamma_max = profile.name, profile.label, depth
+        self.accepted = tree_accepted(profile, nodes)
+        self.draft_s = profile.tree_c * verify.step  # seconds per tree draft
+        self.scale = 1.0  # live verify time / calibrated verify time
+        self.rounds = 0
+
+    @property
+    def profile(self) -> DrafterProfile:
+        c = self.draft_s / (self.verify.step * self.scale)
+        return replace(self.base, tree_accepted=self.base.tree_accepted[: self.nodes - 1] + (self.accepted,), tree_c=c)
+
+    def observe(self, r: RoundEvent) -> None:
+        if r.round == 0 or not r.tree_tokens:  # the prefill round; a round with no tree proposed
+            return
+        w = self.weight
+        self.accepted += w * (r.accepted - self.accepted)
+        self.draft_s += w * (r.draft_time - self.draft_s)
+        calibrated = self.verify.v(r.tree_nodes + 1) * self.verify.step
+        if r.verify_time > 0 and calibrated > 0:
+            self.scale += w * (r.verify_time / calibrated - self.scale)
+        self.rounds += 1
+
+    def gamma(self) -> int:
+        return self.depth
+
+    @property
+    def predicted(self) -> float:
+        return speedup(self.profile, self.depth, self.verify, self.nodes)

@@ -2,8 +2,9 @@
 
 A runner owns the target's cache, the context on the device and the head/feature handling, and
 exposes one `step(...) -> Round`: draft, verify in one target pass, accept, commit. `decode()` only
-asks a runner for rounds and turns them into events, so a new round kind (a token tree) is a new
-drafter or runner returning the same `Round`, with its own fields in `Round.extra`.
+asks a runner for rounds and turns them into events; a drafter names its runner (`dynamic_rounds`),
+so a new round kind (token trees: tree_rounds.TreeRounds) returns the same `Round` with its own
+fields in `Round.extra`.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 from transformers import PreTrainedModel
 
 from .acceptance import Verdict, accept
-from .drafters import Drafter
 from .kv import forward, head, new_cache, rollback, splits_head, sync, trunk
 from .sampling import DecodeParams, fit_vocab, logits_to_probs
+
+if TYPE_CHECKING:
+    from .drafters import Drafter
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +47,20 @@ class StaticCaches(Protocol):
 
 def begin_rounds(target: PreTrainedModel, prompt: list[int], drafter: Drafter | None, generator: torch.Generator,
                  max_new_tokens: int, static: StaticCaches | None = None) -> Rounds:
-    """The runner for one generation after `prompt`: on `static` caches when given, else on dynamic ones."""
+    """The runner for one generation after `prompt`: on `static` caches when given, else the drafter's own
+    runner on dynamic ones (`Drafter.dynamic_rounds`: chain or tree rounds)."""
     if static is not None:
         return static.begin(prompt, drafter, generator, max_new_tokens)
-    return DynamicRounds(target, prompt, drafter, generator)
+    if drafter is None:
+        return DynamicRounds(target, prompt, None, generator)
+    return drafter.dynamic_rounds(target, prompt, generator)
+
+
+def extend_ids(ids: torch.Tensor, ids_list: list[int]) -> torch.Tensor:
+    """The context on the device [L] grown by the tokens the last round emitted (ids_list's tail)."""
+    if len(ids_list) <= len(ids):
+        return ids
+    return torch.cat([ids, torch.tensor(ids_list[len(ids) :], dtype=ids.dtype, device=ids.device)])
 
 
 def head_probs(target: PreTrainedModel, hidden: torch.Tensor, params: DecodeParams, vocab_size: int) -> torch.Tensor:
@@ -73,10 +86,7 @@ class DynamicRounds:
         self.cache = new_cache(target)
 
     def step(self, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int) -> Round:
-        if len(ids_list) > len(self.ids):  # the tokens the last round emitted
-            new = torch.tensor(ids_list[len(self.ids) :], dtype=self.ids.dtype, device=self.device)
-            self.ids = torch.cat([self.ids, new])
-        ids = self.ids
+        self.ids = ids = extend_ids(self.ids, ids_list)
         t0 = time.perf_counter()
         if self.drafter is not None and gamma > 0:
             x, q = self.drafter.draft(ids, ids_list, gamma, params, vocab_size)

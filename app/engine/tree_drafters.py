@@ -1,8 +1,9 @@
 """Tree drafters: prompt lookup, a draft model (EAGLE-2 expansion), and the union of two.
 
-Interface (duck-typed, as drafters.Drafter): `begin()` before a new sequence, `draft_tree(ids, ids_list,
-params, vocab_size) -> Tree` per round, `rollback(length)` once the round has committed `length`
-tokens. `budget` (nodes) and `depth` are plain attributes, so a sizing policy can set them per round.
+Each is a tree_rounds.TreeDrafter: the Drafter lifecycle with `draft_tree(ids, ids_list, depth, params,
+vocab_size) -> Tree` per round, run by tree_rounds.TreeRounds (`dynamic_rounds`). `budget` (nodes) and
+`depth` (the most levels; a round asks for at most gamma) are plain attributes a sizing policy may set.
+(The feature draft's tree is feature_tree.FeatureTreeDrafter.)
 """
 
 from __future__ import annotations
@@ -11,12 +12,30 @@ import torch
 from transformers import PreTrainedModel
 
 from .kv import cache_argument, forward, new_cache, rollback
+from .rounds import Rounds
 from .sampling import DecodeParams, fit_vocab
 from .tree import EMPTY, Tree, additive, ancestry, make_tree
 from .tree_draft import expand, lookup_tree, union
+from .tree_rounds import TreeRounds, tree_static_reason
 
 
-class LookupTreeDrafter:
+class _TreeLifecycle:
+    """What every tree drafter shares: no random stream of its own (a tree is deterministic), no
+    static form yet, and tree rounds on dynamic caches."""
+
+    wants_features = False
+
+    def seed(self, seed: int) -> None:
+        pass
+
+    def static_form(self, decoder) -> str:
+        return tree_static_reason(self)
+
+    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
+        return TreeRounds(target, prompt, self, generator)
+
+
+class LookupTreeDrafter(_TreeLifecycle):
     """Every earlier match of the context's suffix, merged into a trie (tree_draft.lookup_tree)."""
 
     name = "prompt lookup tree"
@@ -27,11 +46,11 @@ class LookupTreeDrafter:
     def begin(self) -> None:
         pass
 
-    def rollback(self, length: int) -> None:
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
         pass
 
-    def draft_tree(self, ids, ids_list, params, vocab_size) -> Tree:
-        return lookup_tree(ids_list, self.budget, self.depth, self.max_ngram, self.min_ngram)
+    def draft_tree(self, ids, ids_list, depth, params, vocab_size) -> Tree:
+        return lookup_tree(ids_list, self.budget, min(depth, self.depth), self.max_ngram, self.min_ngram)
 
 
 def draft_logprobs(logits: torch.Tensor, params: DecodeParams, vocab_size: int) -> torch.Tensor:
@@ -42,7 +61,7 @@ def draft_logprobs(logits: torch.Tensor, params: DecodeParams, vocab_size: int) 
     return (fit_vocab(logits, vocab_size).float() / temperature).log_softmax(-1)
 
 
-class ModelTreeDrafter:
+class ModelTreeDrafter(_TreeLifecycle):
     """A causal LM sharing the target's vocabulary, expanded into a tree with one pass per depth.
 
     Its cache keeps the committed context only: each round feeds the tokens it lacks, extends the cache
@@ -62,12 +81,13 @@ class ModelTreeDrafter:
     def begin(self) -> None:
         self.cache = new_cache(self.model)
 
-    def rollback(self, length: int) -> None:
-        rollback(self.cache, length)
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
+        rollback(self.cache, kept)
 
-    def draft_tree(self, ids, ids_list, params, vocab_size) -> Tree:
+    def draft_tree(self, ids, ids_list, depth, params, vocab_size) -> Tree:
         past_len = len(ids_list)
-        if self.budget < 1 or self.depth < 1:
+        depth = min(depth, self.depth)
+        if self.budget < 1 or depth < 1:
             return EMPTY
         rollback(self.cache, past_len - 1)  # the root is always fed: its logits are the tree's first level
         step = ids[self.cache.get_seq_length() :].to(self.device)
@@ -92,26 +112,42 @@ class ModelTreeDrafter:
             )
             return draft_logprobs(out.logits[0], params, vocab_size)  # [f, V]
 
-        tree = expand(step_fn, root_logq, self.budget, self.depth, self.top_k)
+        tree = expand(step_fn, root_logq, self.budget, depth, self.top_k)
         rollback(self.cache, past_len)  # the committed context only: the tree extension is thrown away
         return tree
 
 
-class UnionTreeDrafter:
-    """Two tree drafters' trees merged (tree_draft.union): the first's nodes, then what the second adds."""
+class UnionTreeDrafter(_TreeLifecycle):
+    """Two tree drafters' trees merged (tree_draft.union): the first's nodes, then what the second adds.
+    `budget` is the sum of theirs; setting it splits a new budget in their proportion."""
 
     def __init__(self, first, second) -> None:
         self.first, self.second = first, second
         self.name = f"{first.name} + {second.name}"
+        self.wants_features = first.wants_features or second.wants_features
+
+    @property
+    def budget(self) -> int:
+        return self.first.budget + self.second.budget
+
+    @budget.setter
+    def budget(self, nodes: int) -> None:
+        share = round(nodes * self.first.budget / max(self.budget, 1))
+        self.first.budget, self.second.budget = share, nodes - share
+
+    def seed(self, seed: int) -> None:
+        self.first.seed(seed)
+        self.second.seed(seed)
 
     def begin(self) -> None:
         self.first.begin()
         self.second.begin()
 
-    def rollback(self, length: int) -> None:
-        self.first.rollback(length)
-        self.second.rollback(length)
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
+        # Each side gets the features only when it reads them.
+        self.first.commit(kept, features if self.first.wants_features else None, start)
+        self.second.commit(kept, features if self.second.wants_features else None, start)
 
-    def draft_tree(self, ids, ids_list, params, vocab_size) -> Tree:
-        return union(self.first.draft_tree(ids, ids_list, params, vocab_size),
-                     self.second.draft_tree(ids, ids_list, params, vocab_size))
+    def draft_tree(self, ids, ids_list, depth, params, vocab_size) -> Tree:
+        return union(self.first.draft_tree(ids, ids_list, depth, params, vocab_size),
+                     self.second.draft_tree(ids, ids_list, depth, params, vocab_size))

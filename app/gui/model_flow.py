@@ -236,6 +236,10 @@ def _why(limit) -> str:
             limit.value, limit.device)
     if limit.kind == "coverage":
         return QCoreApplication.translate("Policy", "it proposes in only {0:.0%} of rounds here").format(limit.value)
+    if limit.kind == "tree":
+        return QCoreApplication.translate("Policy", "a tree does not pay here: its best, {0} nodes, accepts {1:.2f} "
+                                                    "tokens a round for a verify cost of {2:.2f} target steps").format(
+            limit.nodes, limit.value, limit.verify)
     return QCoreApplication.translate("Policy", "acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target "
                                                 "steps").format(limit.value, limit.verify)
 
@@ -248,5 +252,9 @@ def _reason(choice, device: str) -> str:
         return QCoreApplication.translate("Policy", "target-only: no draft is predicted to be faster on this {0} "
                                                     "({1})").format(device, _options(choice))
     best = choice.options[0]
-    return QCoreApplication.translate("Policy", "{0}, γ {1}: predicted {2:.2f}× target-only").format(
+    if best.nodes:
+        return QCoreApplication.translate("Policy", "{0}, tree of {1} nodes: predicted {2:.2f}× target-only").format(
+            best.label, best.nodes, best.predicted)
+    text = QCoreApplication.translate("Policy", "{0}, γ {1}: predicted {2:.2f}× target-only").format(
         best.label, best.gamma, best.predicted)
+    return f"{text} ({_why(best.tree)})" if best.tree is not None else text

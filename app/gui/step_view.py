@@ -16,6 +16,7 @@ from app.history import palette
 
 from .step_panels import OutcomePanel, PositionPanel, _escape, short
 from .theme import Colors
+from .tree_panel import TreePanel
 
 
 class RoundGate:
@@ -102,6 +103,8 @@ class StepThrough(QWidget):
         layout.addLayout(bar)
         self.drafts = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         layout.addWidget(self.drafts)
+        self.tree = TreePanel()  # a token-tree round's tree; hidden for chains
+        layout.addWidget(self.tree)
         self.row = QHBoxLayout()
         self.row.setSpacing(6)
         holder = QWidget()
@@ -248,6 +251,7 @@ class StepThrough(QWidget):
             self._stale = True
             return
         self._stale = False
+        self.tree.setVisible(False)  # shown again below for a tree round
         self.prev_button.setEnabled(self.index > 0)
         at_end = self.index >= len(self.rounds) - 1
         self.next_button.setEnabled(not at_end or (self.live and self.pause_button.isChecked()))
@@ -269,6 +273,7 @@ class StepThrough(QWidget):
             self.drafts.setText("")
             return
         self._header(r)
+        self.tree.show_round(r, self.decode)
         while len(self.positions) < r.drafted:
             self._add_panel()
         for i, panel in enumerate(self.positions):

@@ -93,6 +93,9 @@ def describe(token: StoredToken, decode=str) -> str:
         f"p(x) = {_prob(token.p)} · q(x) = {_prob(token.q)}",
         f"min(1, p/q) = {_prob(token.accept_prob)}",
     ]
+    if token.node is not None:  # q is one-hot on a tree's candidates: min(1, p/q) is p' after earlier siblings
+        rows.append(QCoreApplication.translate("TokenDetails", "from the token tree: branch of node {0}").format(
+            token.node + 1))
     if token.top is not None:
         residual = QCoreApplication.translate("TokenDetails", "residual")
         for label, entries in (("p", token.top.p), ("q", token.top.q), (residual, token.top.residual)):

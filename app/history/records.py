@@ -22,6 +22,7 @@ class StoredToken:
     q: float | None
     accept_prob: float | None
     top: TopEntries | None = None  # only on corrected tokens
+    node: int | None = None  # tree rounds: the tree node a draft token came from (not kept in the history file)
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -29,7 +30,7 @@ class StoredToken:
 
     @classmethod
     def from_event(cls, ev: TokenEvent) -> StoredToken:
-        return cls(ev.token_id, ev.text, str(ev.status), ev.round, ev.p, ev.q, ev.accept_prob, ev.top)
+        return cls(ev.token_id, ev.text, str(ev.status), ev.round, ev.p, ev.q, ev.accept_prob, ev.top, ev.node)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,10 @@ import torch
 
 from app.engine import Drafter
 from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
-from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, VerifyCosts, choose
+from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, TreeSize, VerifyCosts, choose
 
 from . import cost_cache
-from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft_dtype
+from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft_dtype, tree_form
 from .embedded import DEFAULT_SPEC
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
@@ -26,6 +26,7 @@ from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .specs import AUTO
 from .timing import measure_verify, probe, probe_ids
+from .tree_probe import verify_tokens, with_tree
 
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
@@ -55,11 +56,13 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | None:
-        """A live γ controller for the chosen drafter; None for target-only."""
+    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | TreeSize | None:
+        """A live γ controller for the chosen drafter (a chosen tree keeps its measured size); None for target-only."""
         profile = self.profile()
         if self.drafter is None or profile is None:
             return None
+        if self.choice.tree:
+            return TreeSize(profile, self.calibration.verify, self.choice.nodes, self.choice.gamma)
         return AutoGamma(profile, self.calibration.verify, gamma_max)
 
 
@@ -81,7 +84,7 @@ def candidate_specs(target: LoadedModel) -> list[str]:
 
 def select(
     target: LoadedModel, spec: str = AUTO, *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
-    use_cache: bool = True, cancel=None, **load_kwargs,
+    use_cache: bool = True, cancel=None, tree: bool | None = None, **load_kwargs,
 ) -> Selection:
     """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
     drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice."""
@@ -92,10 +95,10 @@ def select(
     specs = candidate_specs(target) if spec == AUTO else [spec]
     cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache,
                            skip_failures=spec == AUTO, cancel=cancel, **load_kwargs)
-    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device)
+    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree)
     lookup = next((p for p in cal.profiles if p.name == PROMPT_LOOKUP), None)
     # Lookup at its measured α, on a full match, must beat a target step, or no round would propose.
-    per_round = (spec == AUTO and lookup is not None and choice.drafter in (None, PROMPT_LOOKUP)
+    per_round = (spec == AUTO and lookup is not None and not choice.tree and choice.drafter in (None, PROMPT_LOOKUP)
                  and worth_proposing(gamma_max, lookup.alpha, cal.verify) > 0)
     if per_round:
         choice = _per_round_lookup(choice, lookup)
@@ -105,7 +108,7 @@ def select(
         predicted = option.predicted if option else 1.0
         reason = choice.reason if not choice.target_only else (
             f"{option.label} is predicted at {predicted:.2f}× target-only because {option.why}")
-        choice = Choice(spec, gamma, predicted, reason, choice.options)
+        choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
     drafter = GatedLookupDrafter(cal.verify, lookup.alpha) if per_round else built.pop(chosen, None)
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
@@ -114,6 +117,8 @@ def select(
     if drafter is None and chosen != NO_DRAFT:
         report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
         drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
+    if choice.tree:
+        drafter = tree_form(drafter, choice.nodes, choice.gamma)
     return Selection(drafter, chosen, choice, cal)
 
 
@@ -144,7 +149,7 @@ def calibrate(
     start = time.perf_counter()
     ids = probe_ids(target, gamma_max)
     report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
-    verify = measure_verify(target.model, ids, gamma_max + 1)
+    verify = measure_verify(target.model, ids, verify_tokens(gamma_max))
     profiles, built = [], {}
     for i, spec in enumerate(specs):
         if cancel is not None and cancel.is_set():
@@ -159,7 +164,8 @@ def calibrate(
         if drafter is None:
             continue
         built[spec] = drafter
-        profiles.append(probe(target, drafter, spec, ids, verify, _trained_info(target, spec)))
+        profiles.append(with_tree(target, drafter, ids, probe(target, drafter, spec, ids, verify, _trained_info(target, spec)),
+                                  verify))
     cal = Calibration(verify, tuple(profiles), False, time.perf_counter() - start, label)
     if use_cache:
         cost_cache.write_calibration(key, cal.verify, cal.profiles, target, cal.seconds)

@@ -25,8 +25,8 @@ from .packed import weight_count
 
 CACHE_NAME = "drafter-costs.json"
 # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context;
-# 5: the CPU linear path (bf16 packed) is chosen at load and cached here too.
-CACHE_FORMAT = 5
+# 5: the CPU linear path (bf16 packed) is chosen at load and cached here too; 6: token trees (E[accepted] per node budget).
+CACHE_FORMAT = 6
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 
 
@@ -117,7 +117,8 @@ def read_calibration(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]]
     try:
         verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"])
         profiles = tuple(
-            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"])
+            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"],
+                           tuple(p["tree_accepted"]), p["tree_c"])
             for p in entry["profiles"]
         )
     except (KeyError, TypeError):  # absent or damaged: measure again
@@ -130,5 +131,6 @@ def write_calibration(key: str, verify: VerifyCosts, profiles, target, seconds: 
         "kind": "calibration", "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
         "kernels": target.kernels, "seconds": seconds,
         "verify": asdict(verify) | {"seconds": list(verify.seconds)},
-        "profiles": [asdict(p) | {"per_position": list(p.per_position)} for p in profiles],
+        "profiles": [asdict(p) | {"per_position": list(p.per_position), "tree_accepted": list(p.tree_accepted)}
+                     for p in profiles],
     })

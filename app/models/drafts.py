@@ -1,4 +1,4 @@
-"""Turn a draft spec into a Drafter for a loaded target."""
+"""Turn a draft spec into a Drafter for a loaded target, and a chain drafter into its token-tree form."""
 
 from __future__ import annotations
 
@@ -7,6 +7,11 @@ import copy
 import torch
 
 from app.engine import Drafter, ModelDrafter, PromptLookupDrafter
+from app.engine.feature_drafter import FeatureDrafter
+from app.engine.feature_tree import FeatureTreeDrafter
+from app.engine.policy import TREE_DEPTH
+from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter
+from app.engine.tree_rounds import TreeDrafter
 
 from . import kernels, memory
 from .compat import ensure_compatible
@@ -61,3 +66,19 @@ def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafte
     draft = load_model(spec, **load_kwargs)
     ensure_compatible(target, draft)
     return ModelDrafter(draft.model, name=draft.name)
+
+
+TREE_TOP_K = 4  # children tried per frontier node when a draft model expands a tree (EAGLE-2 uses 10 on a GPU)
+
+
+def tree_form(drafter: Drafter, nodes: int, depth: int = TREE_DEPTH) -> TreeDrafter | None:
+    """The same draft proposing a token tree of `nodes` nodes and `depth` levels: prompt lookup as a
+    trie of every match, a feature or model draft by EAGLE-2 expansion. None for a drafter with no tree
+    form. The tree form shares the chain drafter's model (and a feature draft its state)."""
+    if isinstance(drafter, PromptLookupDrafter):
+        return LookupTreeDrafter(nodes, depth, drafter.max_ngram, drafter.min_ngram)
+    if isinstance(drafter, FeatureDrafter):
+        return FeatureTreeDrafter(drafter, nodes, depth, TREE_TOP_K)
+    if isinstance(drafter, ModelDrafter):
+        return ModelTreeDrafter(drafter.model, nodes, depth, TREE_TOP_K, name=f"{drafter.name} tree")
+    return None

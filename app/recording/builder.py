@@ -77,9 +77,11 @@ def drafter_info(drafter) -> dict | None:
 
 
 def top_vocab(run, tokenizer) -> dict[str, str]:
-    """Text of every token id in the top-entry lists, so the inspector shows them in a replay."""
+    """Text of every token id in the top-entry lists and the token trees, so the inspector and the tree
+    view name them in a replay."""
     ids = {tid for step in run.steps for e in step.events if getattr(e, "top", None)
            for entries in (e.top.p, e.top.q, e.top.residual) for tid, _ in entries}
+    ids |= {tid for step in run.steps for tid in step.round.tree_tokens}
     return {str(tid): tokenizer.decode([tid]) for tid in sorted(ids)}
 
 

@@ -20,7 +20,8 @@ from typing import Union, get_args, get_origin, get_type_hints
 from app.engine.events import FinishedEvent, RoundEvent, TokenEvent
 
 FORMAT_NAME = "speclens-recording"
-FORMAT_VERSION = (1, 0)  # major changes break old readers; minor ones only add fields or line types
+FORMAT_VERSION = (1, 1)  # major changes break old readers; minor ones only add fields or line types
+# 1.1: token trees (RoundEvent.tree_*, TokenEvent.node); a 1.0 file reads with those at their defaults
 SUFFIX = ".speclens"
 EVENT_TYPES = {"token": TokenEvent, "round": RoundEvent, "finished": FinishedEvent}
 TYPE_OF = {cls: name for name, cls in EVENT_TYPES.items()}

@@ -1303,22 +1303,32 @@
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="239"/>
+        <location filename="../../app/gui/model_flow.py" line="240"/>
+        <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
+        <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="243"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="246"/>
+        <location filename="../../app/gui/model_flow.py" line="250"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="248"/>
+        <location filename="../../app/gui/model_flow.py" line="252"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="251"/>
+        <location filename="../../app/gui/model_flow.py" line="256"/>
+        <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
+        <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="258"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1692,98 +1702,98 @@
 <context>
     <name>StepThrough</name>
     <message>
-        <location filename="../../app/gui/step_view.py" line="88"/>
-        <location filename="../../app/gui/step_view.py" line="185"/>
+        <location filename="../../app/gui/step_view.py" line="89"/>
+        <location filename="../../app/gui/step_view.py" line="188"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="89"/>
+        <location filename="../../app/gui/step_view.py" line="90"/>
         <source>Hold the generation between rounds (Space)</source>
         <translation>在两轮之间暂停生成（空格）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="90"/>
+        <location filename="../../app/gui/step_view.py" line="91"/>
         <source>◀ Previous</source>
         <translation>◀ 上一轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="90"/>
+        <location filename="../../app/gui/step_view.py" line="91"/>
         <source>Previous round (←)</source>
         <translation>上一轮（←）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="91"/>
+        <location filename="../../app/gui/step_view.py" line="92"/>
         <source>Next ▶</source>
         <translation>下一轮 ▶</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="91"/>
+        <location filename="../../app/gui/step_view.py" line="92"/>
         <source>Next round (→); when paused at the newest round, runs one more</source>
         <translation>下一轮（→）；在最新一轮暂停时，再运行一轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="93"/>
+        <location filename="../../app/gui/step_view.py" line="94"/>
         <source>Latest</source>
         <translation>最新</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="93"/>
+        <location filename="../../app/gui/step_view.py" line="94"/>
         <source>Jump to the newest round and follow</source>
         <translation>跳到最新一轮并跟随</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="185"/>
+        <location filename="../../app/gui/step_view.py" line="188"/>
         <source>Resume</source>
         <translation>继续</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="255"/>
+        <location filename="../../app/gui/step_view.py" line="259"/>
         <source>No rounds yet: send a message (or replay a recording), then pause and step with ← and →.</source>
         <translation>还没有轮次：发送一条消息（或回放一段录制），然后暂停并用 ← 和 → 逐轮查看。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="264"/>
+        <location filename="../../app/gui/step_view.py" line="268"/>
         <source>Round {0} of {1}: this round was stored without its acceptance test (reopened from history).</source>
         <translation>第 {0} 轮，共 {1} 轮：这一轮保存时没有包含接受检验（从历史记录重新打开）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="286"/>
+        <location filename="../../app/gui/step_view.py" line="291"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="287"/>
+        <location filename="../../app/gui/step_view.py" line="292"/>
         <source>live</source>
         <translation>实时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="287"/>
+        <location filename="../../app/gui/step_view.py" line="292"/>
         <source>stepping</source>
         <translation>逐轮查看中</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="289"/>
+        <location filename="../../app/gui/step_view.py" line="294"/>
         <source>{0} of {1} accepted, rejected at position {2}, then a corrected token</source>
         <translation>{1} 个中接受 {0} 个，在第 {2} 个位置被拒绝，随后是一个修正词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="292"/>
+        <location filename="../../app/gui/step_view.py" line="297"/>
         <source>all {0} accepted, then a bonus token</source>
         <translation>全部 {0} 个被接受，随后是一个奖励词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="294"/>
+        <location filename="../../app/gui/step_view.py" line="299"/>
         <source>no draft this round</source>
         <translation>本轮没有草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="296"/>
+        <location filename="../../app/gui/step_view.py" line="301"/>
         <source>&lt;b&gt;Round {0} of {1}&lt;/b&gt; · γ = {2} · {3} · emitted {4} · &lt;i&gt;{5}&lt;/i&gt;</source>
         <translation>&lt;b&gt;第 {0} 轮，共 {1} 轮&lt;/b&gt; · γ = {2} · {3} · 输出 {4} 个 · &lt;i&gt;{5}&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="311"/>
+        <location filename="../../app/gui/step_view.py" line="316"/>
         <source>Drafted: {0}</source>
         <translation>草稿：{0}</translation>
     </message>
@@ -1802,13 +1812,51 @@
     </message>
     <message>
         <location filename="../../app/gui/token_format.py" line="97"/>
+        <source>from the token tree: branch of node {0}</source>
+        <translation>来自词元树：节点 {0} 的分支</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/token_format.py" line="100"/>
         <source>residual</source>
         <translation>残差</translation>
     </message>
     <message>
-        <location filename="../../app/gui/token_format.py" line="100"/>
+        <location filename="../../app/gui/token_format.py" line="103"/>
         <source>&lt;b&gt;top {0}:&lt;/b&gt; {1}</source>
         <translation>&lt;b&gt;{0} 的最大项：&lt;/b&gt;{1}</translation>
+    </message>
+</context>
+<context>
+    <name>TreePanel</name>
+    <message>
+        <location filename="../../app/gui/tree_panel.py" line="39"/>
+        <source>&lt;b&gt;Token tree&lt;/b&gt;: {0} nodes verified in one pass, {1} accepted along the path</source>
+        <translation>&lt;b&gt;词元树&lt;/b&gt;：一次前向验证 {0} 个节点，沿路径接受 {1} 个</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/tree_panel.py" line="41"/>
+        <source>u {0:.3f} ≥ p′ {1:.3f}, residual {2:.3f}</source>
+        <translation>u {0:.3f} ≥ p′ {1:.3f}，剩余质量 {2:.3f}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/tree_panel.py" line="42"/>
+        <source>u {0:.3f} &lt; p′ {1:.3f}</source>
+        <translation>u {0:.3f} &lt; p′ {1:.3f}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/tree_panel.py" line="42"/>
+        <source>not tested</source>
+        <translation>未检验</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/tree_panel.py" line="43"/>
+        <source>corrected</source>
+        <translation>修正</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/tree_panel.py" line="43"/>
+        <source>bonus</source>
+        <translation>奖励</translation>
     </message>
 </context>
 </TS>

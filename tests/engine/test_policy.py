@@ -174,3 +174,54 @@ def test_auto_gamma_keeps_the_joint_distribution(vocab8_pair):
     pvalue = chi_square_p(counts, exact)
     print(f"auto gamma: chi-square p-value {pvalue:.4g}, gammas {sorted(gammas)}")
     assert len(gammas) > 1 and pvalue > 1e-3
+
+
+# --- token trees: sized by the same formula -----------------------------------------------------
+from app.engine.policy import TREE_DEPTH, best_nodes, option_for  # noqa: E402
+
+CPU32 = VerifyCosts(tuple(0.050 * (1 + 0.06 * (n - 1)) for n in range(1, 34)))  # v(n) = 1 + 0.06 (n - 1)
+
+
+def tree_profile(accepted, tree_c=0.3, **kw) -> DrafterProfile:
+    return profile(0.1, 0.3, per_position=(0.3,), tree_accepted=tuple(accepted), tree_c=tree_c, **kw)
+
+
+def test_tree_speedup_is_the_chain_formula_with_the_trees_numbers():
+    p = tree_profile([0.5, 0.8, 1.0, 1.1], tree_c=0.3)
+    for n in (1, 2, 4, 7):
+        accepted = p.tree_accepted[min(n, 4) - 1]
+        assert speedup(p, TREE_DEPTH, CPU32, nodes=n) == pytest.approx((1 + accepted) / (0.3 + CPU32.v(n + 1)))
+    assert speedup(p, 3, CPU32) == pytest.approx(expected_tokens(p, 3) / (3 * 0.1 + CPU32.v(4)))  # nodes=0: the chain
+    n, s = best_nodes(p, CPU32)
+    values = [speedup(p, TREE_DEPTH, CPU32, nodes=k) for k in range(1, 33)]
+    assert s == pytest.approx(max(values)) and n == 1 + int(np.argmax(values))
+    assert best_nodes(profile(0.1, 0.3), CPU32) == (0, 0.0)  # no measured tree
+
+
+def test_choice_takes_the_tree_when_it_pays_and_says_why_when_it_does_not():
+    rising = [0.3 * k for k in range(1, 9)] + [2.4] * 24  # 0.3 more tokens per node up to 8 nodes
+    good = tree_profile(rising, tree_c=0.2, name="good")
+    choice = choose([good], CPU32)
+    assert choice.tree and choice.nodes == best_nodes(good, CPU32)[0] and choice.gamma == TREE_DEPTH
+    assert f"tree of {choice.nodes} nodes" in choice.reason and choice.tree_limit is None
+    flat = tree_profile([0.2] * 32, tree_c=0.4, name="flat")
+    choice = choose([flat], CPU32)
+    assert not choice.tree and choice.nodes == 0
+    limit = choice.tree_limit if not choice.target_only else choice.options[0].tree
+    assert limit is not None and limit.kind == "tree" and limit.nodes >= 1 and "does not pay" in limit.text
+    assert choose([good], CPU32, tree=False).nodes == 0  # --tree off
+    assert option_for(flat, CPU32, tree=True).nodes >= 1  # --tree on
+
+
+def test_tree_size_follows_live_rounds_at_a_fixed_size():
+    from app.engine.policy import TreeSize
+
+    p = tree_profile([0.3 * k for k in range(1, 9)], tree_c=0.2)
+    live = TreeSize(p, CPU32, nodes=6)
+    assert live.gamma() == TREE_DEPTH and live.predicted == pytest.approx(speedup(p, TREE_DEPTH, CPU32, nodes=6))
+    base = dict(gamma=TREE_DEPTH, drafted=3, emitted=4, bonus=True, overlap=(), draft_time=0.01,
+                verify_time=CPU32.v(7) * CPU32.step, tree_tokens=(1,) * 6, tree_parents=(-1, 0, 1, 2, 3, 4))
+    before = live.predicted
+    for i in range(1, 30):
+        live.observe(RoundEvent(round=i, accepted=3, **base))  # 3 accepted a round beats the measured 1.8
+    assert live.predicted > before and live.gamma() == TREE_DEPTH and live.rounds == 29

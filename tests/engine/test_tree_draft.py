@@ -6,12 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.engine import DecodeParams, FinishedEvent, decode
+from app.engine import DecodeParams, FinishedEvent, decode, generate
 from app.engine.tree import ROOT, make_tree
 from app.engine.tree_draft import expand, lookup_tree, union
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter, draft_logprobs
-
-from .tree_loop import tree_generate
 
 
 def test_lookup_trie_merges_every_match():
@@ -50,7 +48,7 @@ def test_model_tree_scores_are_the_drafts_own(vocab34_pair):
     prompt = [0, 5, 9, 3, 17, 3, 22]
     drafter = ModelTreeDrafter(draft, budget=10, depth=4, top_k=3)
     drafter.begin()
-    tree = drafter.draft_tree(torch.tensor(prompt), prompt, params, 34)
+    tree = drafter.draft_tree(torch.tensor(prompt), prompt, 4, params, 34)
     assert len(tree) == 10 and max(tree.depth) >= 2
     assert drafter.cache.get_seq_length() == len(prompt)
     for node in range(len(tree)):
@@ -94,7 +92,7 @@ def test_expansion_keeps_the_best_ancestor_closed_nodes():
             assert tree.scores[tree.parents[node]] >= tree.scores[node]
 
 
-GREEDY = DecodeParams(temperature=0, max_new_tokens=40)
+GREEDY = DecodeParams(gamma=4, temperature=0, max_new_tokens=40)
 
 
 def target_greedy(model, prompt, params, vocab=None) -> list[int]:
@@ -108,18 +106,14 @@ def test_greedy_tree_decoding_equals_target_greedy(vocab34_pair, kind):
     prompt = [0, 5, 9, 3, 17, 5, 9, 3, 22, 5, 9]
     model = ModelTreeDrafter(draft, budget=8, depth=4, top_k=3)
     drafter = {"lookup": LookupTreeDrafter(), "model": model, "union": UnionTreeDrafter(LookupTreeDrafter(), model)}
-    rounds = []
-    out = tree_generate(target, drafter[kind], prompt, GREEDY, 34, rounds=rounds)
-    assert out == target_greedy(target, prompt, GREEDY)
-    assert sum(len(v.path) for _, v in rounds) > 0  # some drafts were accepted, so compaction ran
+    result = generate(target, torch.tensor(prompt), drafter[kind], GREEDY, vocab_size=34)
+    assert result.token_ids == target_greedy(target, prompt, GREEDY)
+    assert sum(len(r.tree_path) for r in result.rounds) > 0  # some drafts were accepted, so compaction ran
 
 
 def test_greedy_tree_decoding_on_the_embedded_model(default_target):
     prompt = default_target.encode_chat([{"role": "user", "content": "Repeat after me: red green blue, red green blue."}])
-    params = DecodeParams(temperature=0, max_new_tokens=24)
-    vocab = default_target.model.config.vocab_size
-    rounds = []
-    out = tree_generate(default_target.model, LookupTreeDrafter(budget=8, depth=4), prompt.tolist(), params, vocab,
-                        rounds=rounds)
-    assert out == target_greedy(default_target.model, prompt.tolist(), params)
-    assert sum(len(v.path) for _, v in rounds) > 0
+    params = DecodeParams(gamma=4, temperature=0, max_new_tokens=24)
+    result = generate(default_target.model, prompt, LookupTreeDrafter(budget=8, depth=4), params)
+    assert result.token_ids == target_greedy(default_target.model, prompt.tolist(), params)
+    assert sum(len(r.tree_path) for r in result.rounds) > 0

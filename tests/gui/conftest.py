@@ -42,6 +42,7 @@ def auto_window(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
         from app.gui.main_window import MainWindow
 
         monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: CPU)
+        monkeypatch.setattr(calibration, "with_tree", lambda target, drafter, ids, profile, verify: profile)
         monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: DrafterProfile(
             spec, spec, *costs[spec]))
         win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec="auto")

@@ -74,6 +74,7 @@ def test_screenshot_step_speculates_where_auto_runs_target_only(qtbot, tiny_pair
     monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("SPECLENS_LANG", "en")
     monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: CPU)
+    monkeypatch.setattr(calibration, "with_tree", lambda target, drafter, ids, profile, verify: profile)
     monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: calibration.DrafterProfile(
         spec, spec, *SLOW[spec]))
     out = tmp_path / "step.png"

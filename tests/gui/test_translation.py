@@ -154,9 +154,11 @@ def test_the_drafter_choice_is_explained_in_chinese(chinese):
 
     names = {"SmolLM"}
     for limit in (Limit("cost", 1.05, 2.1, "CPU"), Limit("coverage", 0.38, 2.1, "CPU"),
-                  Limit("acceptance", 0.21, 2.1, "CPU")):
+                  Limit("acceptance", 0.21, 2.1, "CPU"), Limit("tree", 0.55, 3.8, "CPU", 20)):
         assert not untranslated(_why(limit), names), _why(limit)
         assert untranslated(limit.text, names)  # the English stays for the CLI and the logs
     option = Option("self", "SmolLM", 4, 0.93, Limit("cost", 0.93, 2.1, "CPU"))
-    for choice in (Choice(None, 1, 1.0, "", (option,)), Choice("self", 4, 1.2, "", (option,)), Choice(None, 1, 1.0, "")):
+    tree = Option("self", "SmolLM", 6, 1.3, Limit("cost", 0.2, 2.1, "CPU"), nodes=12)
+    for choice in (Choice(None, 1, 1.0, "", (option,)), Choice("self", 4, 1.2, "", (option,)), Choice(None, 1, 1.0, ""),
+                   Choice("self", 6, 1.3, "", (tree,), 12)):
         assert not untranslated(_reason(choice, "CPU"), names), _reason(choice, "CPU")

@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from app.engine.policy import DrafterProfile, VerifyCosts
+from app.engine.policy import TREE_NODES_MAX, DrafterProfile, VerifyCosts
 from app.models import calibration, cost_cache, load_model
 from app.models.calibration import AUTO, calibrate, candidate_specs, select
 
@@ -22,10 +22,13 @@ def test_auto_measures_every_candidate_then_reads_the_cache(target, monkeypatch)
     assert candidate_specs(target) == ["self", "prompt-lookup"]  # tiny: no trained draft, no embedded pair
     first = select(target, AUTO)
     cal = first.calibration
-    assert not cal.cached and len(cal.verify.seconds) == 9
+    assert not cal.cached and len(cal.verify.seconds) == TREE_NODES_MAX + 1  # chains up to 9, trees up to 33
     assert {p.name for p in cal.profiles} == {"self", "prompt-lookup"}
     for p in cal.profiles:
         assert p.c >= 0 and 0 <= p.alpha <= 1 and 0 <= p.coverage <= 1
+        # Both have a tree form: E[accepted] per node budget never falls as nodes are added.
+        assert len(p.tree_accepted) == TREE_NODES_MAX and p.tree_c >= 0
+        assert all(b >= a - 1e-12 for a, b in zip(p.tree_accepted, p.tree_accepted[1:], strict=False))
     assert first.choice.reason
     assert (first.drafter is None) == first.choice.target_only
     monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: pytest.fail("cache not used"))
@@ -40,6 +43,7 @@ def _inject(monkeypatch, costs: dict[str, tuple[float, float]]):
         (0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089)))
     monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: DrafterProfile(
         spec, spec, *costs[spec]))
+    monkeypatch.setattr(calibration, "with_tree", lambda target, drafter, ids, profile, verify: profile)
 
 
 def test_the_slow_drafter_is_never_picked(target, monkeypatch):
@@ -54,6 +58,20 @@ def test_nothing_faster_runs_target_only_and_says_why(target, monkeypatch):
     sel = select(target, AUTO, use_cache=False)
     assert sel.drafter is None and sel.spec == "none" and sel.auto_gamma() is None
     assert "target-only" in sel.choice.reason and "1.05 target steps on this CPU" in sel.choice.reason
+
+
+def test_a_tree_that_pays_is_chosen_and_run_as_a_tree(target, monkeypatch):
+    _inject(monkeypatch, {"prompt-lookup": (0.001, 0.3)})
+    monkeypatch.setattr(calibration, "with_tree", lambda target, drafter, ids, profile, verify: DrafterProfile(
+        profile.name, profile.label, profile.c, profile.alpha, tree_accepted=tuple(min(0.25 * n, 2.0) for n in
+                                                                                  range(1, 33)), tree_c=0.01))
+    sel = select(target, "prompt-lookup", use_cache=False)
+    assert sel.choice.tree and sel.drafter.budget == sel.choice.nodes and sel.drafter.name == "prompt lookup tree"
+    live = sel.auto_gamma()  # a tree keeps its measured size and depth; live rounds move its prediction
+    assert live.gamma() == sel.choice.gamma and live.nodes == sel.choice.nodes
+    assert live.predicted == pytest.approx(sel.choice.predicted)
+    chain = select(target, "prompt-lookup", use_cache=False, tree=False)
+    assert not chain.choice.tree and chain.drafter.name == "prompt lookup"
 
 
 def test_a_hand_picked_draft_is_kept_even_when_slow(target, monkeypatch):
@@ -132,3 +150,17 @@ def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf):
     second = load_model(str(tiny_gguf), device="cpu")
     assert (first.extra["converted_cache"], second.extra["converted_cache"]) == ("stored", "hit")
     assert cost_cache.calibration_key(first, ["self"], 8) == cost_cache.calibration_key(second, ["self"], 8)
+
+
+def test_tree_mass_per_budget_is_the_sum_of_path_masses():
+    """p(path to v) multiplies p along the path; the budget-n tree is the first n nodes (ranked order)."""
+    from app.engine import RoundEvent
+    from app.models.tree_probe import accepted_by_budget, path_mass
+
+    base = dict(round=1, gamma=3, drafted=1, accepted=1, emitted=2, bonus=False, overlap=(0.9,), draft_time=0.0,
+                verify_time=0.0)
+    tree = RoundEvent(**base, tree_tokens=(4, 5, 6), tree_parents=(-1, -1, 0), tree_p=(0.6, 0.3, 0.5))
+    chain = RoundEvent(**base)
+    assert path_mass(tree) == pytest.approx([0.6, 0.3, 0.3])
+    assert accepted_by_budget([tree, chain], 4) == pytest.approx((0.6, 0.9, 1.2, 1.2))
+    assert accepted_by_budget([chain], 4) == ()

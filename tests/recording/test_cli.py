@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.cli import main
 from app.recording import read
 
@@ -29,3 +31,15 @@ def test_bad_arguments_and_files_get_one_line(tmp_path, capsys):
     assert main(["replay", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("speclens replay: error: bad.speclens") and "\n" not in err
+
+
+def test_record_with_a_tree_writes_its_rounds(tiny_pair_dirs, tmp_path):
+    target, draft = tiny_pair_dirs
+    out = tmp_path / "tree.speclens"
+    assert main(["record", "--prompt", "abcabc", "--target", str(target), "--draft", str(draft), "--gamma", "3",
+                 "--tree", "on", "--tree-nodes", "5", "--max-new-tokens", "16", "--temperature", "0",
+                 "--baseline-steps", "0", "--out", str(out)]) == 0
+    rounds = [s.round for s in read(out).runs[0].steps]
+    assert all(0 < r.tree_nodes <= 5 for r in rounds) and any(r.tree_path for r in rounds)
+    with pytest.raises(SystemExit):  # argparse: one line, exit 2
+        main(["record", "--prompt", "x", "--target", str(target), "--tree-nodes", "0", "--out", str(out)])

@@ -138,3 +138,53 @@ def test_the_reader_imports_without_torch_or_qt():
     code = "import sys, app.recording; print(sorted(m for m in ('torch', 'transformers', 'PySide6') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_tree_run_round_trips_its_tree(tmp_path):
+    """A real tree run (draft-model tree + lookup trie), written and read back field for field."""
+    import torch
+    from tiny_models import noisy_copy, tiny_model
+
+    from app.engine import DecodeParams, generate
+    from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
+
+    target = tiny_model()
+    draft = noisy_copy(target, 1.5)
+    drafter = UnionTreeDrafter(ModelTreeDrafter(draft, budget=6, depth=3, top_k=3), LookupTreeDrafter(budget=3))
+    result = generate(target, torch.tensor([0, 5, 9, 3, 17, 5, 9]), drafter,
+                      DecodeParams(gamma=3, temperature=1.0, max_new_tokens=24, seed=1))
+    by_round: dict[int, list] = {}
+    for t in result.tokens + result.rejected:
+        by_round.setdefault(t.round, []).append(t)
+    steps = [Step(0.01 * (r.round + 1), (*sorted(by_round.get(r.round, []), key=lambda t: t.position), r))
+             for r in result.rounds]
+    rec = Recording({"kind": "answer", "title": "tree"}, [Run({"label": "tree"}, None, 0.0, steps, result.finished, 1.0)])
+    write(tmp_path / "tree.speclens", rec)
+    back = read(tmp_path / "tree.speclens").runs[0]
+    assert back.steps == steps
+    rounds = [s.round for s in back.steps]
+    assert any(r.tree_path for r in rounds) and all(r.tree_tokens for r in rounds[1:])
+    assert any(e.node is not None for s in back.steps for e in s.events[:-1])
+
+
+def test_a_format_1_0_recording_still_reads_and_replays(tmp_path):
+    """tests/recording/data/format-1.0.speclens was written by SpecLens before token trees (format 1.0,
+    a chain run on the tiny test model): it reads, its rounds carry no tree, and it replays headless."""
+    rec = read(DATA / "format-1.0.speclens")
+    assert rec.header["version"] == [1, 0] and rec.warning is None
+    run = rec.runs[0]
+    assert run.finished is not None and len(run.steps) == run.finished.rounds == 7
+    assert sum(s.round.emitted for s in run.steps) == run.finished.new_tokens
+    for step in run.steps:
+        r = step.round
+        assert r.tree_nodes == 0 and r.tree_path == () and r.drafts and len(r.u) >= 1
+        assert all(e.node is None for e in step.events[:-1])
+    emitted = [e.token_id for s in run.steps for e in s.events[:-1] if e.emitted]
+    assert tuple(emitted) == run.finished.token_ids
+    # Written again it becomes a 1.1 file that reads back equal.
+    write(tmp_path / "again.speclens", rec)
+    again = read(tmp_path / "again.speclens")
+    assert again.header["version"] == list(FORMAT_VERSION) and again.runs[0].steps == run.steps

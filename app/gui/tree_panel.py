@@ -1,0 +1,78 @@
+"""The step-through's view of a token-tree round: every node under its parent, the accepted path
+highlighted, rejected siblings struck through with the coin u against p′(x) and the residual mass
+p′ keeps after each rejection, untested nodes greyed, then the corrected or bonus token."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout
+
+from app.engine.events import RoundEvent
+from app.history import palette
+
+from .step_panels import short
+
+
+class TreePanel(QFrame):
+    """Shown only for a round that verified a tree (RoundEvent.tree_tokens); hidden for a chain."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("steppanel")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.title = QLabel(textFormat=Qt.TextFormat.RichText)
+        self.body = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=False)
+        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.title)
+        layout.addWidget(self.body)
+        self.setVisible(False)
+
+    def show_round(self, r: RoundEvent, decode: Callable[[int], str]) -> None:
+        self.setVisible(bool(r.tree_tokens))
+        if not r.tree_tokens:
+            return
+        self.title.setText(self.tr("<b>Token tree</b>: {0} nodes verified in one pass, {1} accepted along the "
+                                   "path").format(r.tree_nodes, len(r.tree_path)))
+        self.body.setText(tree_html(r, decode, self.tr("u {0:.3f} ≥ p′ {1:.3f}, residual {2:.3f}"),
+                                    self.tr("u {0:.3f} < p′ {1:.3f}"), self.tr("not tested"),
+                                    self.tr("corrected"), self.tr("bonus")))
+
+
+def tree_html(r: RoundEvent, decode: Callable[[int], str], rejected: str, accepted: str, untested: str,
+              corrected: str, bonus: str) -> str:
+    """The tree as indented rich-text lines (depth-first, children in test order)."""
+    tests = {node: (u, a, res) for node, u, a, res in
+             zip(r.tree_tested, r.tree_u, r.tree_accept_prob, r.tree_residual, strict=True)}
+    children: dict[int, list[int]] = {}
+    for i, parent in enumerate(r.tree_parents):
+        children.setdefault(parent, []).append(i)
+    path = set(r.tree_path)
+    lines: list[str] = []
+
+    def visit(node: int, depth: int) -> None:
+        token = html.escape(short(decode(r.tree_tokens[node]), 12))
+        head = f"{'&nbsp;' * 4 * depth}{'└ ' if depth else ''}<code>{token}</code> p {r.tree_p[node]:.3f}"
+        if node in path:
+            u, a, _ = tests[node]
+            line = f"<b style='color:{palette.ACCEPTED}'>{head}</b> · {accepted.format(u, a)}"
+        elif node in tests:
+            u, a, res = tests[node]
+            line = f"<s style='color:{palette.REJECTED}'>{head}</s> · {rejected.format(u, a, res)}"
+        else:
+            line = f"<span style='color:gray'>{head} · {untested}</span>"
+        lines.append(line)
+        for child in children.get(node, ()):
+            visit(child, depth + 1)
+
+    for root_child in children.get(-1, ()):
+        visit(root_child, 0)
+    stop = r.tree_path[-1] if r.tree_path else -1
+    kind, color = (corrected, palette.CORRECTED) if children.get(stop) else (bonus, palette.BONUS)
+    if r.next_token is not None:
+        lines.append(f"⇒ <b style='color:{color}'>{kind}</b> <code>{html.escape(short(decode(r.next_token), 12))}</code>")
+    return "<br>".join(lines)
