@@ -2,17 +2,18 @@
 
 Speculative decoding verifies n tokens in one pass and must give the logits n single steps would
 (greedy output equals target-only greedy, token for token). PyTorch's CPU flash attention does not:
-its softmax sums run over key blocks of 512 with a vectorised tail, and its GEMMs over query blocks
-whose size follows the pass, so the same row comes out a few ulps apart between a 1-row step and a
-9-row verify pass. In float32 that never flips a token in practice; in bf16 every output is rounded
+a row's result depends on how many keys the call holds (masked or not) and on how many query rows
+share its block (both measured), so the same row comes out a few ulps apart between a 1-row step
+and a 9-row verify pass. In float32 that never flips a token in practice; in bf16 every output is rounded
 to 8 bits and the ulps become different tokens (measured: the embedded model diverged from its own
 target-only greedy within 8-24 tokens in 3 of 4 chats).
 
-Here every pass is cut into blocks of Q_ROWS query rows (padded with zero rows) and the keys padded
-with masked zeros to a multiple of KV_BLOCK, so every row meets the kernel in the same shapes
-whatever its pass: row i's output is then bit-identical between a single step and any verify pass
-(tests/engine/test_packed.py checks it on random tensors and through whole models). The cost is a few
-masked columns and rows; attention is a small share of a CPU step next to the linears.
+Here every row of a pass is computed by the very call a single step makes for it: one query row
+against exactly the keys of its position and before. A single step is then unchanged, and row i of
+a verify pass is bit-identical to its single step by construction, whatever the kernel does inside
+(tests/engine/test_packed.py checks it on random tensors and through whole models). The cost is n
+kernel calls for n rows: small next to the linears of a verify pass, though a long prompt's prefill
+pays it per token too.
 """
 
 from __future__ import annotations
@@ -23,31 +24,19 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 NAME = "speclens_rows"
-Q_ROWS = 32  # below 192 query rows the kernel splits queries into blocks of 32: one full block per call
-KV_BLOCK = 512  # the kernel's key block: padded to whole blocks, no row ever meets a partial one
 
 
 def row_exact_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                         scale: float | None = None) -> torch.Tensor:
     """Causal attention of the last n positions: query [1, h, n, d], key/value [1, kvh, S, d] holding
-    positions 0..S-1 (the n queries are positions S-n..S-1) -> [1, h, n, d]."""
+    positions 0..S-1 (the n queries are positions S-n..S-1) -> [1, h, n, d], one call per row."""
     n, size = query.shape[2], key.shape[2]
-    padded = -(-size // KV_BLOCK) * KV_BLOCK
-    key = F.pad(key, (0, 0, 0, padded - size))
-    value = F.pad(value, (0, 0, 0, padded - size))
-    columns = torch.arange(padded, device=query.device)
+    gqa = key.shape[1] != query.shape[1]
     held = size - n
-    out = []
-    for start in range(0, n, Q_ROWS):
-        q = query[:, :, start : start + Q_ROWS]
-        rows = q.shape[2]
-        q = F.pad(q, (0, 0, 0, Q_ROWS - rows))  # [1, h, Q_ROWS, d]
-        position = torch.arange(held + start, held + start + Q_ROWS, device=query.device)
-        mask = (columns[None, :] <= position[:, None]).view(1, 1, Q_ROWS, padded)
-        o = F.scaled_dot_product_attention(q, key, value, attn_mask=mask, scale=scale,
-                                           enable_gqa=key.shape[1] != query.shape[1])
-        out.append(o[:, :, :rows])
-    return torch.cat(out, dim=2)
+    rows = [F.scaled_dot_product_attention(query[:, :, i : i + 1], key[:, :, : held + i + 1],
+                                           value[:, :, : held + i + 1], scale=scale, enable_gqa=gqa)
+            for i in range(n)]
+    return rows[0] if n == 1 else torch.cat(rows, dim=2)
 
 
 def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
