@@ -57,7 +57,9 @@ class ModelLoader(QObject):
             self.progress.emit(self.tr("Preparing draft {0} …").format(request.draft_spec), 0.8)
             # Times the drafters on this machine (or reads the cached timings) and builds the chosen
             # one; make_drafter inside runs the tokenizer pre-flight (IncompatibleModels names the mismatch).
-            selection = select(target, request.draft_spec,
+            # Chains only for now (tree=False): the window has no token-tree switch yet, and a hand-set γ
+            # there must keep the round kind from depending on timings. Replays of tree runs still draw.
+            selection = select(target, request.draft_spec, tree=False,
                                progress=lambda p: self._report(request, "Draft", p, 0.8, 0.2), cancel=request.cancel)
             self._check(request)
         except LoadCancelled:  # MeasurementCancelled is one
