@@ -19,7 +19,7 @@ from .static_kv import StaticKV, StaticModel
 from .tree import Tree, additive, tree_mask, tree_positions
 
 # Attention kernels that take an arbitrary additive 4D mask as it is (flash-attention-2 and flex don't).
-MASKED_ATTENTION = {"sdpa", "eager"}
+MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, row by row under the mask
 
 
 def tree_support(model: PreTrainedModel) -> str | None:

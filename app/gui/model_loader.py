@@ -76,7 +76,9 @@ class ModelLoader(QObject):
 
                 selection = speculate_anyway(request.anyway, target)
             else:
-                selection = select(target, request.draft_spec,
+                # Chains only for now (tree=False): the window has no token-tree switch yet, and a hand-set γ
+                # there must keep the round kind from depending on timings. Replays of tree runs still draw.
+                selection = select(target, request.draft_spec, tree=False,
                                    progress=lambda p: self._report(request, "Draft", p),
                                    cancel=request.cancel)
             self._check(request)

@@ -27,36 +27,44 @@ NAME = "speclens_rows"
 
 
 def row_exact_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                        scale: float | None = None) -> torch.Tensor:
-    """Causal attention of the last n positions: query [1, h, n, d], key/value [1, kvh, S, d] holding
-    positions 0..S-1 (the n queries are positions S-n..S-1) -> [1, h, n, d], one call per row."""
+                        scale: float | None = None, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Attention of n query rows, one call per row against exactly the keys that row sees -> [1, h, n, d].
+
+    query [1, h, n, d], key/value [1, kvh, S, d]. mask None: causal, the n queries being positions
+    S-n..S-1. mask [1, 1, n, S] (bool, or additive 0 / -inf): the keys row i may see, e.g. a token tree's
+    prefix and ancestors, or a static cache's filled slots. Row i is then computed from the same keys, in
+    the same order, as the single step that will hold them after compaction, so it is bit-identical."""
     n, size = query.shape[2], key.shape[2]
     gqa = key.shape[1] != query.shape[1]
-    held = size - n
-    rows = [F.scaled_dot_product_attention(query[:, :, i : i + 1], key[:, :, : held + i + 1],
-                                           value[:, :, : held + i + 1], scale=scale, enable_gqa=gqa)
-            for i in range(n)]
+    rows = []
+    for i in range(n):
+        keys, values = _visible(key, value, mask, i, size - n + i + 1)
+        rows.append(F.scaled_dot_product_attention(query[:, :, i : i + 1], keys, values, scale=scale, enable_gqa=gqa))
     return rows[0] if n == 1 else torch.cat(rows, dim=2)
+
+
+def _visible(key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, row: int, causal: int):
+    """The keys and values query `row` attends to: the first `causal` without a mask, else the mask's row."""
+    if mask is None:
+        return key[:, :, :causal], value[:, :, :causal]
+    line = mask[0, 0, row, : key.shape[2]]
+    seen = line if line.dtype == torch.bool else line == 0
+    count = int(seen.sum())
+    if bool(seen[:count].all()):  # a prefix (causal, or a static buffer's filled slots): a view, no copy
+        return key[:, :, :count], value[:, :, :count]
+    index = seen.nonzero().squeeze(-1)  # a tree row: the prefix, then its ancestors in order
+    return key.index_select(2, index), value.index_select(2, index)
 
 
 def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None, **kwargs):
     """transformers' attention interface: returns (output [b, n, h, d], no weights)."""
-    causal_batch_of_one = query.shape[0] == 1 and getattr(module, "sliding_window", None) is None
-    if not causal_batch_of_one or dropout or kwargs.get("position_bias") is not None or _holds_unused_keys(
-            attention_mask):
+    batch_of_one = query.shape[0] == 1 and getattr(module, "sliding_window", None) is None
+    if not batch_of_one or dropout or kwargs.get("position_bias") is not None:
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout,
                                       scaling=scaling, **kwargs)
-    out = row_exact_attention(query, key, value, scaling)
+    mask = attention_mask if attention_mask is not None and attention_mask.dim() == 4 else None
+    out = row_exact_attention(query, key, value, scaling, mask)
     return out.transpose(1, 2).contiguous(), None
-
-
-def _holds_unused_keys(mask: torch.Tensor | None) -> bool:
-    """True when the last query may not see every key: the keys are a static cache's fixed-length buffer
-    (or padded), not exactly the positions 0..S-1 that row-exact attention assumes."""
-    if mask is None:
-        return False
-    last = mask[0, 0, -1]  # the newest query's row: under a plain causal mask it sees every key
-    return not bool(last.all() if last.dtype == torch.bool else (last == 0).all())
 
 
 AttentionInterface.register(NAME, _attention)

@@ -9,6 +9,7 @@ from app.bench.runners import MODEL_DRAFT, PROMPT_LOOKUP, TARGET_ONLY, configs_f
 from app.bench.suite import run_setting, summarize_setting
 from app.cli import main
 from app.engine import DecodeParams
+from app.models.tree_probe import verify_tokens
 
 ROW_KEYS = {
     "config", "engine", "mode", "tokens_per_second", "new_tokens", "speedup", "alpha", "rounds",
@@ -100,7 +101,7 @@ def test_cli_writes_json_and_markdown(tiny_pair_dirs, tiny_suite, tmp_path, caps
     md = out.with_suffix(".md").read_text()
     assert "SpecLens speculative / HF assisted" in md
     assert "## Drafter choice (auto)" in md and "SpecLens auto (default) / best HF" in md
-    assert data["choice"]["profiles"] and len(data["choice"]["verify_seconds"]) == 9
+    assert data["choice"]["profiles"] and len(data["choice"]["verify_seconds"]) == verify_tokens(8)  # chains and trees
     auto = next(row for row in data["settings"][0]["configs"] if row["config"] == "SpecLens auto (default)")
     outputs = data["settings"][0]["outputs"]
     assert outputs["SpecLens auto (default)"] == outputs["SpecLens target-only"]  # greedy: exact either way
