@@ -9,7 +9,8 @@ to 8 bits and the ulps become different tokens (measured: the embedded model div
 target-only greedy within 8-24 tokens in 3 of 4 chats).
 
 Here every row of a pass is computed by the very call a single step makes for it: one query row
-against exactly the keys of its position and before. A single step is then unchanged, and row i of
+against exactly the keys it may see (its position and before; under a mask, the mask's row: a token
+tree's prefix and ancestors, or a static cache's filled slots), gathered in position order. A single step is then unchanged, and row i of
 a verify pass is bit-identical to its single step by construction, whatever the kernel does inside
 (tests/engine/test_packed.py checks it on random tensors and through whole models). The cost is n
 kernel calls for n rows: small next to the linears of a verify pass, though a long prompt's prefill

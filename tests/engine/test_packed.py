@@ -205,3 +205,41 @@ def test_static_caches_on_the_packed_path(vocab34_pair):
     expected = generate(target, prompt, None, params, stop_token_ids=(1,)).token_ids
     got = generate(target, prompt, ModelDrafter(draft), params, stop_token_ids=(1,), static=decoder).token_ids
     assert got == expected
+
+
+def _tree_rows_match(attend, held: int, gen) -> bool:
+    """A token tree's rows under its mask equal the single steps that hold their path after compaction."""
+    parents = (-1, -1, 0, 0, 2, 1)  # two roots, branches, a grandchild
+    n = len(parents)
+    q = torch.randn(1, 9, n, 64, generator=gen).bfloat16()
+    k = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
+    v = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
+    mask = torch.zeros(1, 1, n, held + n, dtype=torch.bool)
+    mask[..., :held] = True
+    paths = []
+    for i, parent in enumerate(parents):
+        path = (paths[parent] if parent >= 0 else []) + [i]
+        paths.append(path)
+        mask[0, 0, i, [held + j for j in path]] = True
+    whole = attend(q, k, v, mask=mask)
+    for i, path in enumerate(paths):
+        index = torch.tensor(list(range(held)) + [held + j for j in path])
+        single = attention.row_exact_attention(q[:, :, i : i + 1], k.index_select(2, index), v.index_select(2, index))
+        if not torch.equal(single, whole[:, :, i : i + 1]):
+            return False
+    return True
+
+
+def test_row_exact_attention_under_a_tree_mask_equals_the_compacted_single_steps():
+    gen = torch.Generator().manual_seed(0)
+    assert all(_tree_rows_match(attention.row_exact_attention, held, gen) for held in (0, 37, 505, 1020))
+
+
+def test_stock_attention_under_a_tree_mask_is_caught():
+    """Planted bug: the whole tree in one SDPA call under its mask (what transformers' sdpa does)."""
+    gen = torch.Generator().manual_seed(0)
+
+    def stock(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+
+    assert not all(_tree_rows_match(stock, held, gen) for held in (0, 37, 505, 1020))
