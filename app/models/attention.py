@@ -71,8 +71,22 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
 AttentionInterface.register(NAME, _attention)
 
 
+def row_exact_unsupported(model) -> str | None:
+    """Why this model's attention has no row-exact form here (None when it has one): logit soft-capping
+    and sliding windows need the stock kernels, which are not row-exact in bf16."""
+    config = model.config.get_text_config()
+    if getattr(config, "attn_logit_softcapping", None):
+        return "its attention soft-caps logits"
+    if getattr(config, "sliding_window", None) and (getattr(config, "use_sliding_window", True) or any(
+            t != "full_attention" for t in (getattr(config, "layer_types", None) or ()))):
+        return "its attention uses a sliding window"
+    return None
+
+
 def use_row_exact_attention(model) -> bool:
     """Switch a model to row-exact attention; False where its family cannot choose its attention."""
+    if row_exact_unsupported(model) is not None:
+        return False
     try:
         model.set_attn_implementation(NAME)
     except (ValueError, AttributeError, NotImplementedError):

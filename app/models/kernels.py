@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import cost_cache
-from .attention import use_row_exact_attention
+from .attention import row_exact_unsupported, use_row_exact_attention
 from .packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
 
 VERIFY_ROWS = 9  # a verify pass of γ = 8: the longest auto γ
@@ -80,6 +80,9 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, use_cache: bool = T
         return PathChoice(paths[0], {}, False, f"{paths[0].label}: the only path for this dtype on this CPU")
     if dense < SMALL_MODEL_BYTES and dtype is None:
         return PathChoice(paths[0], {}, False, "fp32: the weights fit in cache, so bytes do not decide")
+    if dtype is None and (why := row_exact_unsupported(model)) is not None:
+        # bf16 verify rows would differ from single steps by ulps, and greedy speculation from target-only greedy
+        return PathChoice(paths[0], {}, False, f"fp32: {why}, which has no row-exact bf16 attention here")
     key = cost_cache.key_of(["linear-path", *cost_cache.machine_parts(), str(dtype), shapes])
     if use_cache and (hit := cost_cache.read(key)) is not None:
         try:
