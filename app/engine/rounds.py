@@ -68,6 +68,19 @@ def head_probs(target: PreTrainedModel, hidden: torch.Tensor, params: DecodePara
     return logits_to_probs(fit_vocab(head(target, hidden), vocab_size), params)
 
 
+def start_runner(runner, target: PreTrainedModel, prompt: list[int], drafter: Drafter | None,
+                 generator: torch.Generator) -> None:
+    """The state every dynamic-cache runner starts from: the pair, the prompt on the device, an empty cache,
+    and whether the drafter takes the target's features (refused where the head does not split off)."""
+    runner.features = drafter is not None and drafter.wants_features
+    if runner.features and not splits_head(target):
+        raise ValueError("this target's logits are not a plain head over its features; a feature draft cannot run")
+    runner.target, runner.drafter, runner.generator = target, drafter, generator
+    runner.device = next(target.parameters()).device
+    runner.ids = torch.tensor(prompt, dtype=torch.long, device=runner.device)
+    runner.cache = new_cache(target)
+
+
 class DynamicRounds:
     """Rounds on transformers' DynamicCache: the context grows on the device, the cache is cropped after a rejection.
 
@@ -77,13 +90,7 @@ class DynamicRounds:
 
     def __init__(self, target: PreTrainedModel, prompt: list[int], drafter: Drafter | None,
                  generator: torch.Generator) -> None:
-        self.features = drafter is not None and drafter.wants_features
-        if self.features and not splits_head(target):
-            raise ValueError("this target's logits are not a plain head over its features; a feature draft cannot run")
-        self.target, self.drafter, self.generator = target, drafter, generator
-        self.device = next(target.parameters()).device
-        self.ids = torch.tensor(prompt, dtype=torch.long, device=self.device)
-        self.cache = new_cache(target)
+        start_runner(self, target, prompt, drafter, generator)
 
     def step(self, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int) -> Round:
         self.ids = ids = extend_ids(self.ids, ids_list)

@@ -18,8 +18,8 @@ import torch
 from transformers import PreTrainedModel
 
 from .acceptance import Verdict
-from .kv import new_cache, splits_head, sync
-from .rounds import Round, extend_ids, head_probs
+from .kv import sync
+from .rounds import Round, extend_ids, head_probs, start_runner
 from .sampling import DecodeParams
 from .tree import EMPTY, Tree
 from .tree_accept import TreeVerdict, accept_tree, layout
@@ -64,13 +64,7 @@ class TreeRounds:
         reason = tree_support(target)
         if reason is not None:
             raise ValueError(reason)
-        self.features = drafter.wants_features
-        if self.features and not splits_head(target):
-            raise ValueError("this target's logits are not a plain head over its features; a feature draft cannot run")
-        self.target, self.drafter, self.generator = target, drafter, generator
-        self.device = next(target.parameters()).device
-        self.ids = torch.tensor(prompt, dtype=torch.long, device=self.device)
-        self.cache = new_cache(target)
+        start_runner(self, target, prompt, drafter, generator)
 
     def step(self, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int) -> Round:
         self.ids = ids = extend_ids(self.ids, ids_list)
