@@ -4,9 +4,11 @@ A lookup proposal costs nothing to make, so the only question each round is whet
 proposed tokens beats a plain target step: k tokens accepted with probability α each give
 E(k) = 1 + α + … + α^k tokens for v(k + 1) target steps, against 1 token for 1 step. The drafter
 proposes the k (0..len(match)) with the best E(k) / v(k + 1), and nothing (a target-only round) when
-no k beats 1. α is the measured acceptance of lookup proposals, updated live from how much of the last
-proposal the context now holds. Only the length of a proposal changes, never its q, so the output
-stays exact.
+no k beats 1 (or `baseline`, the rate of the round that runs instead: lookup_else.py drafts with a
+draft there). α is the measured acceptance of lookup proposals, updated live from how much of the last
+match the context now holds, proposed or not: an unproposed match's next token is sampled from p, so it
+equals the match with the probability a one-hot proposal of it is accepted. Only the length of a
+proposal changes, never its q, and the length is read from the context alone, so the output stays exact.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from .drafters import PromptLookupDrafter
 from .policy import LIVE_WEIGHT, VerifyCosts
 
 
-def worth_proposing(n: int, alpha: float, verify: VerifyCosts) -> int:
-    """The k in 0..n with the best expected tokens per target step; 0 when none beats a target step."""
-    best_k, best = 0, 1.0
+def worth_proposing(n: int, alpha: float, verify: VerifyCosts, baseline: float = 1.0) -> int:
+    """The k in 0..n with the best expected tokens per target step; 0 when none beats `baseline` tokens
+    per step (1.0: a target step)."""
+    best_k, best = 0, baseline
     expected, run = 1.0, 1.0
     for k in range(1, n + 1):
         run *= alpha
@@ -39,31 +42,31 @@ class GatedLookupDrafter(PromptLookupDrafter):
         self.verify = verify
         self.alpha = alpha
         self.weight = weight
+        self.baseline = 1.0  # tokens per target step of the round run instead of a proposal
         self.rounds = self.proposed = 0
-        self._last: tuple[int, list[int]] | None = None  # (context length, proposal) of the last round
+        self._last: tuple[int, list[int]] | None = None  # (context length, match) of the last round
 
     def begin(self) -> None:
         self._last = None
 
     def _learn(self, ids_list: list[int]) -> None:
-        """Update α from the last proposal: the context now holds its accepted prefix, then a corrected
-        token (never the rejected one: its residual excludes it) or the bonus."""
-        if self._last is None or not self._last[1]:
+        """Update α from the last match: the context now holds the accepted prefix of what was proposed,
+        then a corrected token (never the rejected one: its residual excludes it) or a token sampled
+        from p (a bonus, or whatever the round emitted where nothing was proposed)."""
+        if self._last is None:
             return
-        start, proposal = self._last
-        got = ids_list[start : start + len(proposal)]
-        accepted = next((i for i, (a, b) in enumerate(zip(got, proposal, strict=False)) if a != b), len(got))
-        if len(got) < len(proposal) and accepted == len(got):  # the answer ended inside the proposal
-            return
-        for i in range(min(accepted + 1, len(proposal))):  # positions after a rejection were never tested
-            self.alpha += self.weight * ((1.0 if i < accepted else 0.0) - self.alpha)
+        start, match = self._last
+        got = ids_list[start : start + len(match)]
+        agreed = next((i for i, (a, b) in enumerate(zip(got, match, strict=False)) if a != b), len(got))
+        for i in range(min(agreed + 1, len(got))):  # positions after a disagreement were never tested
+            self.alpha += self.weight * ((1.0 if i < agreed else 0.0) - self.alpha)
 
     def propose(self, ids_list: list[int], gamma: int) -> list[int]:
         """The match, cut to its worthwhile prefix (the one-hot q of the chain rule is unchanged)."""
         self._learn(ids_list)
         match = super().propose(ids_list, gamma)
-        proposal = match[: worth_proposing(len(match), self.alpha, self.verify)]
-        self._last = (len(ids_list), proposal)
+        proposal = match[: worth_proposing(len(match), self.alpha, self.verify, self.baseline)]
+        self._last = (len(ids_list), match)
         self.rounds += 1
         self.proposed += bool(proposal)
         return proposal

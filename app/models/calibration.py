@@ -15,7 +15,21 @@ import torch
 
 from app.engine import Drafter
 from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
-from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, Choice, DrafterProfile, TreeSize, VerifyCosts, choose
+from app.engine.lookup_else import LookupElseDrafter, LookupElseGamma, best_draft_gamma
+from app.engine.policy import (
+    AUTO_GAMMA_MAX,
+    MARGIN,
+    AutoGamma,
+    Choice,
+    DrafterProfile,
+    Option,
+    TreeSize,
+    VerifyCosts,
+    best_gamma,
+    choose,
+    describe,
+    limit_of,
+)
 
 from . import cost_cache
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft_dtype, tree_form
@@ -56,11 +70,14 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | TreeSize | None:
+    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | TreeSize | LookupElseGamma | None:
         """A live γ controller for the chosen drafter (a chosen tree keeps its measured size); None for target-only."""
         profile = self.profile()
         if self.drafter is None or profile is None:
             return None
+        if isinstance(self.drafter, LookupElseDrafter):
+            lookup = next(p for p in self.calibration.profiles if p.name == PROMPT_LOOKUP)
+            return LookupElseGamma(self.drafter, lookup, profile, self.calibration.verify, gamma_max)
         if self.choice.tree:
             return TreeSize(profile, self.calibration.verify, self.choice.nodes, self.choice.gamma)
         return AutoGamma(profile, self.calibration.verify, gamma_max)
@@ -102,6 +119,9 @@ def select(
                  and worth_proposing(gamma_max, lookup.alpha, cal.verify) > 0)
     if per_round:
         choice = _per_round_lookup(choice, lookup)
+    mixed = _lookup_else(choice, cal, lookup, gamma_max) if spec == AUTO and lookup is not None and tree is not True else None
+    if mixed is not None:
+        choice, per_round = mixed, False
     if spec != AUTO:  # chosen by hand: keep it, but the choice still says whether it pays
         option = choice.options[0] if choice.options else None
         gamma = option.gamma if option else 1
@@ -119,7 +139,32 @@ def select(
         drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
     if choice.tree:
         drafter = tree_form(drafter, choice.nodes, choice.gamma)
+    if mixed is not None:
+        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha), drafter, choice.gamma)
     return Selection(drafter, chosen, choice, cal)
+
+
+def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma_max: int) -> Choice | None:
+    """Lookup where a match is predicted to pay, else a draft (LookupElseDrafter), for the draft whose own
+    chain pays (else lookup's per-round fallback, a target step, is the faster one): the choice when its
+    prediction from the measured costs (lookup's coverage and α, the draft's c and α, v(n)) is at least
+    `choice`'s. It never predicts below the draft alone: a lookup round is only proposed where it beats a
+    draft round, and the live α (learned from every match, proposed or not) moves that per answer."""
+    best = None
+    for draft in cal.profiles:
+        if draft.name == PROMPT_LOOKUP or best_gamma(draft, cal.verify, gamma_max)[1] < MARGIN:
+            continue
+        gamma, predicted = best_draft_gamma(lookup, draft, cal.verify, gamma_max)
+        if best is None or predicted > best[2]:
+            best = (draft, gamma, predicted)
+    if best is None or best[2] < choice.predicted - 1e-9:
+        return None
+    draft, gamma, predicted = best
+    option = Option(draft.name, f"prompt lookup, else {draft.label}", gamma, predicted,
+                    limit_of(draft, gamma, cal.verify, cal.device))
+    reason = (f"{describe(option)}: predicted {predicted:.2f}× target-only (each round, lookup where a match is "
+              f"predicted to beat a draft round, at a live α from {lookup.alpha:.2f}; else the draft)")
+    return Choice(draft.name, gamma, predicted, reason, (option, *choice.options))
 
 
 def _per_round_lookup(choice: Choice, lookup: DrafterProfile) -> Choice:

@@ -27,8 +27,22 @@ def test_no_match_or_low_alpha_gives_target_only_rounds(vocab34_pair):
     params = DecodeParams(gamma=6, temperature=0, max_new_tokens=24, seed=0)
     plain = generate(target, prompt, PromptLookupDrafter(), params, stop_token_ids=(1,))
     assert any(r.drafted for r in plain.rounds)
-    gated = generate(target, prompt, GatedLookupDrafter(STEEP, 0.6), params, stop_token_ids=(1,))
+    frozen = GatedLookupDrafter(STEEP, 0.6, weight=0.0)  # α never moves: its matches never pay
+    gated = generate(target, prompt, frozen, params, stop_token_ids=(1,))
     assert not any(r.drafted for r in gated.rounds) and gated.token_ids == plain.token_ids
+
+
+def test_matches_it_did_not_propose_teach_alpha(vocab34_pair):
+    """Target-only rounds whose output followed the match raise α until proposing pays (on STEEP a
+    proposal needs α above 0.7); a drafter that learnt from its own proposals only would never start."""
+    target, _ = vocab34_pair
+    prompt = torch.tensor([5, 9, 12, 20, 3, 3, 8, 14, 20, 3])
+    params = DecodeParams(gamma=6, temperature=0, max_new_tokens=24, seed=0)
+    drafter = GatedLookupDrafter(STEEP, 0.6)
+    gated = generate(target, prompt, drafter, params, stop_token_ids=(1,))
+    first = next(i for i, r in enumerate(gated.rounds) if r.drafted)
+    assert first > 0 and not any(r.drafted for r in gated.rounds[:first])
+    assert gated.token_ids == generate(target, prompt, None, params, stop_token_ids=(1,)).token_ids
 
 
 def test_alpha_is_learned_from_the_rounds(vocab34_pair):

@@ -164,3 +164,33 @@ def test_tree_mass_per_budget_is_the_sum_of_path_masses():
     assert path_mass(tree) == pytest.approx([0.6, 0.3, 0.3])
     assert accepted_by_budget([tree, chain], 4) == pytest.approx((0.6, 0.9, 1.2, 1.2))
     assert accepted_by_budget([chain], 4) == ()
+
+
+def _inject_profiles(monkeypatch, profiles: dict[str, DrafterProfile]):
+    _inject(monkeypatch, {})
+    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: profiles[spec])
+
+
+def test_lookup_else_a_paying_draft_is_chosen_with_its_controller(target, monkeypatch):
+    """Lookup matching in 40% of rounds, a draft that pays alone: lookup where it pays, else the draft."""
+    from app.engine.lookup_else import LookupElseDrafter, LookupElseGamma
+
+    self_draft = DrafterProfile("self", "bf16 self-draft", 0.1, 0.6)
+    _inject_profiles(monkeypatch, {"self": self_draft,
+                                   "prompt-lookup": DrafterProfile("prompt-lookup", "prompt lookup", 0.001, 0.8,
+                                                                   coverage=0.4)})
+    sel = select(target, AUTO, use_cache=False)
+    assert isinstance(sel.drafter, LookupElseDrafter) and sel.spec == "self"
+    assert sel.drafter.name.startswith("prompt lookup, else ") and sel.drafter.draft_gamma == sel.choice.gamma
+    assert sel.choice.reason.startswith("prompt lookup, else bf16 self-draft, γ ")
+    assert sel.choice.options[0].label == "prompt lookup, else bf16 self-draft"
+    assert sel.choice.predicted > max(o.predicted for o in sel.choice.options[1:])
+    assert isinstance(sel.auto_gamma(), LookupElseGamma)
+    # Lookup that almost never matches right: still offered, predicted as the draft alone (the live α decides).
+    _inject_profiles(monkeypatch, {"self": self_draft,
+                                   "prompt-lookup": DrafterProfile("prompt-lookup", "prompt lookup", 0.001, 0.02)})
+    sel = select(target, AUTO, use_cache=False)
+    alone = next(o for o in sel.choice.options[1:] if o.name == "self")
+    assert isinstance(sel.drafter, LookupElseDrafter) and sel.choice.predicted == pytest.approx(alone.predicted)
+    # Chosen by hand, the draft runs as asked.
+    assert not isinstance(select(target, "self", use_cache=False).drafter, LookupElseDrafter)
