@@ -8,7 +8,8 @@ round of whichever drafter proposed it. The draft sees every round's commit (a f
 target's features of every kept position, whoever proposed), so it resumes in sync after lookup rounds.
 
 On copying prompts (summarise, rewrite) this gets lookup's long accepted runs; elsewhere the draft's.
-`LookupElseGamma` is its live controller: the round's γ bounds the lookup, the draft keeps its own γ.
+`LookupElseGamma` is its live controller: the round's γ bounds the lookup, the draft keeps its own γ,
+and γ 0 for the draft (while its live rate is below a target step's) makes the other rounds target-only.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from .policy import (
 )
 from .rounds import DynamicRounds, Rounds
 
-LOOKUP, DRAFT = "lookup", "draft"  # who proposed a round
+LOOKUP, DRAFT, TARGET = "lookup", "draft", "target"  # who proposed a round (TARGET: nobody, a target step)
+EXPLORE_EVERY = 16  # while the draft is off, every this many target-only rounds one drafts, so its live rate can recover
 
 
 class LookupElseDrafter:
@@ -40,7 +42,7 @@ class LookupElseDrafter:
         self.lookup, self.draft_with = lookup, draft
         self.name = f"prompt lookup, else {draft.name}"
         self.wants_features = draft.wants_features
-        self.draft_gamma = draft_gamma  # the draft's own γ; the round's γ bounds the lookup (LookupElseGamma)
+        self.draft_gamma = draft_gamma  # the draft's own γ, 0: off; the round's γ bounds the lookup (LookupElseGamma)
         self.proposer: str | None = None  # who proposed the last round (read by LookupElseGamma.observe)
 
     def seed(self, seed: int) -> None:
@@ -52,11 +54,15 @@ class LookupElseDrafter:
         self.proposer = None
 
     def choose(self, device: torch.device, ids_list: list[int], gamma: int, vocab_size: int):
-        """The lookup's (x [k], one-hot q [k, V]) when it proposes k > 0 tokens, else None: decided from
-        the context alone (the proposal's length is host data, so reading it waits on nothing)."""
+        """(x [k], q [k, V]) of a lookup proposal (one-hot q) or of a target-only round (k = 0, the draft
+        off), else None: the draft drafts. Decided from the context and earlier rounds alone (the
+        proposal's length is host data, so reading it waits on nothing)."""
         x, q = self.lookup.draft_on(device, ids_list, gamma, vocab_size)
-        self.proposer = LOOKUP if len(x) else DRAFT
-        return (x, q) if len(x) else None
+        if len(x):
+            self.proposer = LOOKUP
+            return x, q
+        self.proposer = DRAFT if self.draft_gamma > 0 else TARGET
+        return None if self.draft_gamma > 0 else (x, q)
 
     def draft(self, ids, ids_list, gamma, params, vocab_size):
         chosen = self.choose(ids.device, ids_list, gamma, vocab_size)
@@ -138,9 +144,11 @@ class LookupElseGamma:
     """The live controller of a LookupElseDrafter, with AutoGamma's attributes (callers need not ask which).
 
     The draft's AutoGamma learns from the rounds the draft proposed and sets its γ; its live rate is the
-    bar a lookup proposal must beat. γ for the round is the longest proposal the gate wants at the live α
-    (at least the draft's γ). Lookup rounds update the lookup share and its tokens and cost per round.
-    Like AutoGamma it changes lengths only, never q, so it changes speed, not the output.
+    bar a lookup proposal must beat. While that rate is below a target step's, the draft is off (γ 0:
+    the rounds without a lookup proposal are target steps) but for one round in EXPLORE_EVERY. γ for the
+    round is the longest proposal the gate wants at the live α (at least the draft's γ, and 1). Lookup rounds
+    update the lookup share and its tokens and cost per round. Like AutoGamma it changes lengths only,
+    never q, and only between rounds, so it changes speed, not the output.
     """
 
     def __init__(self, drafter: LookupElseDrafter, lookup: DrafterProfile, draft: DrafterProfile,
@@ -152,6 +160,7 @@ class LookupElseGamma:
         k = max(1, worth_proposing(gamma_max, lookup.alpha, verify))
         self.lookup_round = round_yield(replace(lookup, per_position=()), k, verify)  # (tokens, cost) live
         self.rounds = 0
+        self.idle = 0  # target-only rounds since the draft last drafted
         self._sync()
 
     @property
@@ -159,8 +168,13 @@ class LookupElseGamma:
         """The draft's live profile, labelled with the drafter's name."""
         return replace(self.draft.profile, label=self.label)
 
+    @property
+    def draft_pays(self) -> bool:
+        return self.draft.predicted >= 1.0
+
     def _sync(self) -> None:
-        self.drafter.draft_gamma = self.draft.gamma()
+        on = self.draft_pays or self.idle >= EXPLORE_EVERY
+        self.drafter.draft_gamma = self.draft.gamma() if on else 0
         self.drafter.lookup.baseline = max(1.0, self.draft.predicted)
 
     def observe(self, r: RoundEvent) -> None:
@@ -170,18 +184,23 @@ class LookupElseGamma:
             self.share += w * ((1.0 if who == LOOKUP else 0.0) - self.share)
             if who == LOOKUP:
                 tokens, cost = self.lookup_round
-                self.lookup_round = (tokens + w * (r.accepted + 1 - tokens),
-                                     cost + w * (self.verify.v(r.drafted + 1) - cost))
-            else:
+                self.lookup_round = (tokens + w * (r.accepted + 1 - tokens), cost + w * (self.verify.v(r.drafted + 1) - cost))
+            elif who == DRAFT:
                 self.draft.observe(r)
+                self.idle = 0
+            else:
+                self.idle += 1
             self.rounds += 1
         self._sync()
 
     def gamma(self) -> int:
         lookup = self.drafter.lookup
-        return max(self.drafter.draft_gamma, worth_proposing(self.gamma_max, lookup.alpha, self.verify, lookup.baseline))
+        # Never 0: a round with γ 0 never asks the drafter, so the lookup could neither propose nor learn.
+        return max(1, self.drafter.draft_gamma, worth_proposing(self.gamma_max, lookup.alpha, self.verify, lookup.baseline))
 
     @property
     def predicted(self) -> float:
-        """Predicted speedup over target-only from the live estimates of both kinds of round."""
-        return mixed_speedup(self.share, self.lookup_round, round_yield(self.draft.profile, self.draft.gamma(), self.verify))
+        """Predicted speedup over target-only from the live estimates of both kinds of round (the rest
+        are target steps while the draft is off)."""
+        other = round_yield(self.draft.profile, self.draft.gamma(), self.verify) if self.draft_pays else (1.0, 1.0)
+        return mixed_speedup(self.share, self.lookup_round, other)

@@ -145,19 +145,21 @@ def select(
 
 
 def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma_max: int) -> Choice | None:
-    """Lookup where a match is predicted to pay, else a draft (LookupElseDrafter), for the draft whose own
-    chain pays (else lookup's per-round fallback, a target step, is the faster one): the choice when its
-    prediction from the measured costs (lookup's coverage and α, the draft's c and α, v(n)) is at least
-    `choice`'s. It never predicts below the draft alone: a lookup round is only proposed where it beats a
-    draft round, and the live α (learned from every match, proposed or not) moves that per answer."""
+    """Lookup where a match is predicted to pay, else a draft (LookupElseDrafter), for a draft whose chain is
+    predicted faster than target-only (else lookup's per-round fallback, a target step, is the faster one):
+    the choice when its prediction from the measured costs (lookup's coverage and α, the draft's c and α,
+    v(n)) beats target-only by MARGIN and is at least `choice`'s. It never predicts below the draft alone:
+    a lookup round is only proposed where it beats a draft round, and the live α (learned from every
+    match, proposed or not) moves that per answer; live, the draft is also turned off where it is slower
+    than a target step (LookupElseGamma)."""
     best = None
     for draft in cal.profiles:
-        if draft.name == PROMPT_LOOKUP or best_gamma(draft, cal.verify, gamma_max)[1] < MARGIN:
+        if draft.name == PROMPT_LOOKUP or best_gamma(draft, cal.verify, gamma_max)[1] <= 1.0:
             continue
         gamma, predicted = best_draft_gamma(lookup, draft, cal.verify, gamma_max)
         if best is None or predicted > best[2]:
             best = (draft, gamma, predicted)
-    if best is None or best[2] < choice.predicted - 1e-9:
+    if best is None or best[2] < max(MARGIN, choice.predicted - 1e-9):
         return None
     draft, gamma, predicted = best
     option = Option(draft.name, f"prompt lookup, else {draft.label}", gamma, predicted,

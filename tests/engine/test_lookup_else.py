@@ -16,7 +16,9 @@ from app.engine.gated_lookup import GatedLookupDrafter
 from app.engine.kv import new_cache, trunk
 from app.engine.lookup_else import (
     DRAFT,
+    EXPLORE_EVERY,
     LOOKUP,
+    TARGET,
     LookupElseDrafter,
     LookupElseGamma,
     best_draft_gamma,
@@ -261,20 +263,46 @@ def test_the_prediction_never_falls_below_the_draft_alone():
     assert best >= mixed and 1 <= gamma <= 8
 
 
-def test_the_live_controller_routes_rounds_to_their_proposer(vocab34_pair):
-    target, draft_model = vocab34_pair
-    drafter = lookup_else(ModelDrafter(draft_model), min_ngram=2)
-    lookup = DrafterProfile("prompt-lookup", "prompt lookup", 0.001, 0.5, coverage=0.5)
-    live = LookupElseGamma(drafter, lookup, DrafterProfile("model", "model draft", 0.3, 0.6), FLAT)
-    read = lambda: DecodeParams(gamma=live.gamma(), temperature=0, max_new_tokens=48, seed=0)  # noqa: E731
-    seen = {LOOKUP: 0, DRAFT: 0}
-    for prompt in (*PROMPTS, [5, 9, 12, 7, 3, 5, 9, 12, 7, 3, 5]):
+def _proposers(target, drafter, live, prompts, new_tokens: int = 48) -> list[str]:
+    """Who proposed each round after the first, with `live` choosing γ between rounds."""
+    read = lambda: DecodeParams(gamma=live.gamma(), temperature=0, max_new_tokens=new_tokens, seed=0)  # noqa: E731
+    seen = []
+    for prompt in prompts:
         for event in decode(target, torch.tensor(prompt), drafter, read, stop_token_ids=(1,)):
             if isinstance(event, RoundEvent):
                 live.observe(event)
                 if event.round > 0:
-                    seen[drafter.proposer] += 1
-    assert seen[LOOKUP] and seen[DRAFT] and live.rounds == seen[LOOKUP] + seen[DRAFT]
-    assert live.draft.rounds == seen[DRAFT]  # the draft's γ learns from its own rounds only
-    assert drafter.draft_gamma == live.draft.gamma() and drafter.lookup.baseline == max(1.0, live.draft.predicted)
-    assert live.gamma() >= drafter.draft_gamma and live.predicted > 0
+                    seen.append(drafter.proposer)
+    return seen
+
+
+LOOKUP_PROFILE = DrafterProfile("prompt-lookup", "prompt lookup", 0.001, 0.5, coverage=0.5)
+
+
+def test_the_live_controller_routes_rounds_to_their_proposer(vocab34_pair):
+    target, draft_model = vocab34_pair
+    drafter = lookup_else(ModelDrafter(draft_model), min_ngram=2)
+    live = LookupElseGamma(drafter, LOOKUP_PROFILE, DrafterProfile("model", "model draft", 0.3, 0.6), FLAT)
+    seen = _proposers(target, drafter, live, (*PROMPTS, [5, 9, 12, 7, 3, 5, 9, 12, 7, 3, 5]))
+    assert seen.count(LOOKUP) and len(seen) > seen.count(LOOKUP) and live.rounds == len(seen)
+    assert live.draft.rounds == seen.count(DRAFT)  # the draft's γ learns from its own rounds only
+    on = live.draft_pays or live.idle >= EXPLORE_EVERY
+    assert drafter.draft_gamma == (live.draft.gamma() if on else 0)
+    assert drafter.lookup.baseline == max(1.0, live.draft.predicted)
+    assert live.gamma() >= max(1, drafter.draft_gamma) and live.predicted > 0
+
+
+@pytest.mark.parametrize("c", [0.05, 5.0])
+def test_a_draft_slower_than_a_target_step_is_off_but_for_exploring(vocab34_pair, c):
+    """Estimates frozen (weight 0), so only the drafter's cost decides: at c 5 target steps the rounds
+    without a lookup proposal are target steps, but for one in EXPLORE_EVERY; at c 0.05 it always drafts."""
+    target, draft_model = vocab34_pair
+    drafter = lookup_else(ModelDrafter(draft_model), min_ngram=3)
+    live = LookupElseGamma(drafter, LOOKUP_PROFILE, DrafterProfile("model", "model draft", c, 0.6), FLAT, weight=0.0)
+    seen = [who for who in _proposers(target, drafter, live, PROMPTS, 64) if who != LOOKUP]
+    if c < 1:
+        assert live.draft_pays and seen and set(seen) == {DRAFT}
+        return
+    assert not live.draft_pays and seen.count(TARGET) > EXPLORE_EVERY and seen.count(DRAFT) >= 1
+    runs = "".join("d" if who == DRAFT else "t" for who in seen).split("d")
+    assert all(len(run) == EXPLORE_EVERY for run in runs[:-1]), runs
