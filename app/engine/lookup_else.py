@@ -196,7 +196,7 @@ class LookupElseGamma:
     def gamma(self) -> int:
         lookup = self.drafter.lookup
         # Never 0: a round with γ 0 never asks the drafter, so the lookup could neither propose nor learn.
-        return max(1, self.drafter.draft_gamma, worth_proposing(self.gamma_max, lookup.alpha, self.verify, lookup.baseline))
+        return max(1, self.drafter.draft_gamma, worth_proposing(self.gamma_max, lookup.alphas, self.verify, lookup.baseline))
 
     @property
     def predicted(self) -> float:
