@@ -119,7 +119,8 @@ def select(
                  and worth_proposing(gamma_max, lookup.alpha, cal.verify) > 0)
     if per_round:
         choice = _per_round_lookup(choice, lookup)
-    mixed = _lookup_else(choice, cal, lookup, gamma_max) if spec == AUTO and lookup is not None and tree is not True else None
+    mixed = (_lookup_else(choice, cal, lookup, gamma_max, per_round)
+             if spec == AUTO and lookup is not None and tree is not True else None)
     if mixed is not None:
         choice, per_round = mixed, False
     if spec != AUTO:  # chosen by hand: keep it, but the choice still says whether it pays
@@ -144,11 +145,13 @@ def select(
     return Selection(drafter, chosen, choice, cal)
 
 
-def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma_max: int) -> Choice | None:
+def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma_max: int,
+                 per_round: bool) -> Choice | None:
     """Lookup where a match is predicted to pay, else a draft (LookupElseDrafter), for a draft whose chain is
     predicted faster than target-only (else lookup's per-round fallback, a target step, is the faster one):
     the choice when its prediction from the measured costs (lookup's coverage and α, the draft's c and α,
-    v(n)) beats target-only by MARGIN and is at least `choice`'s. It never predicts below the draft alone:
+    v(n)) is at least `choice`'s and beats target-only by MARGIN, or beats lookup per round (`per_round`:
+    `choice` is lookup alone, never slower than target-only). It never predicts below the draft alone:
     a lookup round is only proposed where it beats a draft round, and the live α (learned from every
     match, proposed or not) moves that per answer; live, the draft is also turned off where it is slower
     than a target step (LookupElseGamma)."""
@@ -159,9 +162,13 @@ def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma
         gamma, predicted = best_draft_gamma(lookup, draft, cal.verify, gamma_max)
         if best is None or predicted > best[2]:
             best = (draft, gamma, predicted)
-    if best is None or best[2] < max(MARGIN, choice.predicted - 1e-9):
+    if best is None:
         return None
     draft, gamma, predicted = best
+    # Beside lookup per round (never slower than target-only) it only has to be faster; otherwise it must
+    # also beat target-only by MARGIN, as any drafter must.
+    if not (predicted > choice.predicted + 1e-9 if per_round else predicted >= max(MARGIN, choice.predicted - 1e-9)):
+        return None
     option = Option(draft.name, f"prompt lookup, else {draft.label}", gamma, predicted,
                     limit_of(draft, gamma, cal.verify, cal.device))
     reason = (f"{describe(option)}: predicted {predicted:.2f}× target-only (each round, lookup where a match is "

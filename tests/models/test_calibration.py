@@ -194,3 +194,17 @@ def test_lookup_else_a_paying_draft_is_chosen_with_its_controller(target, monkey
     assert isinstance(sel.drafter, LookupElseDrafter) and sel.choice.predicted == pytest.approx(alone.predicted)
     # Chosen by hand, the draft runs as asked.
     assert not isinstance(select(target, "self", use_cache=False).drafter, LookupElseDrafter)
+
+
+def test_lookup_else_beside_lookup_per_round_needs_only_to_be_faster(target, monkeypatch):
+    """A draft barely faster than target-only (under MARGIN alone): beside lookup per round, which never
+    runs slower than target-only, the lookup-else form is taken since it is predicted faster still."""
+    from app.engine.lookup_else import LookupElseDrafter
+
+    _inject_profiles(monkeypatch, {"self": DrafterProfile("self", "bf16 self-draft", 0.05, 0.17),
+                                   "prompt-lookup": DrafterProfile("prompt-lookup", "prompt lookup", 0.001, 0.2,
+                                                                   coverage=0.2)})
+    sel = select(target, AUTO, use_cache=False)
+    alone = {o.name: o.predicted for o in sel.choice.options[1:]}
+    assert 1.0 < alone["self"] < 1.03 and alone["prompt-lookup"] < 1.03
+    assert isinstance(sel.drafter, LookupElseDrafter) and sel.choice.predicted > 1.0
