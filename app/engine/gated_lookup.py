@@ -75,8 +75,10 @@ class GatedLookupDrafter(PromptLookupDrafter):
     def propose(self, ids_list: list[int], gamma: int) -> list[int]:
         """The match, cut to its worthwhile prefix (the one-hot q of the chain rule is unchanged)."""
         self._learn(ids_list)
-        match = super().propose(ids_list, gamma)
-        proposal = match[: worth_proposing(len(match), self.alphas, self.verify, self.baseline)]
+        # The match as far as α is learnt, whatever this round's γ: a γ cut to what α predicts to pay
+        # must not stop α learning the positions past it (it would never learn that they pay).
+        match = super().propose(ids_list, max(gamma, len(self.alphas)))
+        proposal = match[: min(gamma, worth_proposing(len(match), self.alphas, self.verify, self.baseline))]
         self._last = (len(ids_list), match)
         self.rounds += 1
         self.proposed += bool(proposal)

@@ -92,3 +92,13 @@ def test_gated_lookup_misreported_q_is_caught(vocab8_pair, monkeypatch):
     monkeypatch.setattr(drafter, "draft", misreported)
     counts = sampled_joint(target, drafter, prompt, params, 8, samples=2000)
     assert chi_square_p(counts, exact_joint(target, prompt, params, 8)) < 1e-6
+
+
+def test_positions_past_the_rounds_gamma_are_learned(vocab34_pair):
+    """At γ 1 (what a low α asks for) α at match position 2 still learns from the round's second token,
+    so a copy that goes on can make longer proposals pay; learning only up to γ would never move it."""
+    target, _ = vocab34_pair
+    drafter = GatedLookupDrafter(FLAT, 0.5)
+    params = DecodeParams(gamma=1, temperature=0, max_new_tokens=32, seed=0)
+    generate(target, torch.tensor([5, 9, 12, 20, 3, 3, 8, 14, 20, 3]), drafter, params, stop_token_ids=(1,))
+    assert drafter.alphas[1] != 0.5
