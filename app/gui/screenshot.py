@@ -148,8 +148,10 @@ def _show_step(window, step: int) -> str | None:
     return None
 
 
-def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds: int = 20_000) -> str | None:
-    """The lab on the paper example after `rounds` simulated rounds (no model needed)."""
+def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds: int = 20_000,
+             tab: str = "chain") -> str | None:
+    """The lab after `rounds` simulated rounds of its example (no model needed): the paper's chain, or
+    (tab "tree") the token tree's three candidates at one node."""
     app = application()
     from . import theme as themes
     from .lab import LabWindow
@@ -158,8 +160,13 @@ def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds
     try:
         lab.resize(*size)
         lab.show()
-        lab.paper_example()
-        lab.simulate(rounds)
+        if tab == "tree":
+            lab.tabs.setCurrentWidget(lab.tree_lab)
+            lab.tree_lab.example()
+            lab.tree_lab.simulate(rounds)
+        else:
+            lab.paper_example()
+            lab.simulate(rounds)
         wait_until(lambda: False, 0.3)
         path.parent.mkdir(parents=True, exist_ok=True)
         return None if lab.grab().save(str(path)) else f"could not write {path}"
