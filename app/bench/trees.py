@@ -72,7 +72,7 @@ def run_rows(target, rows: list[Row], prompts, params, repeats: int, log) -> Non
                 played = r.rounds[1:]  # the prefill round is the same for every row: left out
                 row.tokens += sum(x.emitted for x in played)
                 row.rounds += len(played)
-                row.verified += sum((x.tree_nodes if x.tree_tokens else x.drafted) + 1 for x in played)
+                row.verified += sum(x.verified for x in played)
                 row.verify_s += sum(x.verify_time for x in played)
                 row.seconds += sum(x.draft_time + x.verify_time for x in played)
                 if rep == 0:

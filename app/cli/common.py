@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 AUTO_GAMMA_START = 4  # placeholder until the measured choice replaces it
 DTYPES = ("auto", "bfloat16", "float32", "float16")
-DEFAULT_TREE_NODES = 16  # --tree on without a measurement or --tree-nodes
 
 if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--version` stay instant
     from app.engine import DecodeParams
@@ -174,7 +173,7 @@ def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
     """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
     (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
     form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
-    from app.models.drafts import tree_form
+    from app.models.drafts import DEFAULT_TREE_NODES, tree_form
 
     nodes = args.tree_nodes if getattr(args, "tree_nodes", "auto") != "auto" else None
     if drafter is None:

@@ -88,6 +88,28 @@ def summarize(rounds: Sequence[RoundEvent], gamma: int) -> Summary:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RoundShape:
+    """What a tree changes against a chain, per round: more tokens out for more tokens verified."""
+
+    rounds: int
+    tokens_per_round: float  # tokens emitted per round
+    verified_per_round: float  # tokens through the verify pass per round (RoundEvent.verified)
+    tree_nodes: float | None  # mean nodes of the tree rounds; None when no round verified a tree
+
+
+def round_shape(rounds: Sequence[RoundEvent]) -> RoundShape | None:
+    """The shape of the played rounds: the first round is left out (it carries the prefill, and the bench
+    leaves it out too) unless it is the only one. None before any round."""
+    played = list(rounds[1:] or rounds)
+    if not played:
+        return None
+    trees = [r.tree_nodes for r in played if r.tree_tokens]
+    n = len(played)
+    return RoundShape(n, sum(r.emitted for r in played) / n, sum(r.verified for r in played) / n,
+                      sum(trees) / len(trees) if trees else None)
+
+
 # Measured against target-only: baseline_step is target-only seconds per token, timed on this machine. The
 # first round is left out of both: it carries the prompt's prefill.
 

@@ -30,6 +30,7 @@ class MenusMixin:
         chat.addAction(self.tr("Race: speculative against target only"), QKeySequence("Ctrl+Shift+R"),
                        lambda: self.race_input("target"))
         chat.addAction(self.tr("Race: current draft against prompt lookup"), lambda: self.race_input("lookup"))
+        chat.addAction(self.tr("Race: current draft as a chain against it as a token tree"), lambda: self.race_input("tree"))
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
         models = self.menuBar().addMenu(self.tr("&Models"))
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)

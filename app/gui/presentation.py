@@ -1,13 +1,16 @@
 """Presentation mode (View → Presentation, F5; Esc leaves): full screen, chat and legend at 28 pt
-in a high-contrast theme, a large live readout of measured speedup, tokens/s and α, and only the
-acceptance histogram and the measured-vs-predicted speedup plot. The input row and the playback
+in a high-contrast theme, a large live readout of measured speedup, tokens/s, α and tokens per
+round (with the tree's nodes when the rounds verified trees), and only the acceptance histogram and
+the measured-vs-predicted speedup plot. The input row and the playback
 bar hide behind F2. Leaving restores the exact layout: geometry, dock state, fonts, bars."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QWidget
+
+from app.engine.stats import RoundShape, round_shape
 
 from .live_stats import LiveStats
 
@@ -15,8 +18,17 @@ PRESENTATION_PT = 28  # readable from the back of a room on a 1920×1080 project
 READOUT_MS = 250
 
 
+def per_round_caption(shape: RoundShape | None) -> str:
+    """Tokens per round, with the tree's nodes when the answer's rounds verified trees: a talk shows a
+    tree's longer rounds for its wider verify pass."""
+    if shape is None or shape.tree_nodes is None:
+        return QCoreApplication.translate("Presentation", "tokens / round")
+    return QCoreApplication.translate("Presentation", "tokens / round · tree of {0:.0f} nodes").format(shape.tree_nodes)
+
+
 class Readout(QFrame):
-    """Three large numbers under their captions, refreshed from the live statistics."""
+    """Four large numbers under their captions, refreshed from the live statistics: speedup, tokens/s,
+    α, and tokens per round (with the tree's nodes when the rounds were trees)."""
 
     def __init__(self, stats: LiveStats, parent=None) -> None:
         super().__init__(parent, objectName="readout", visible=False)
@@ -24,13 +36,18 @@ class Readout(QFrame):
         grid = QGridLayout(self)
         grid.setContentsMargins(8, 4, 8, 4)
         self.values: dict[str, QLabel] = {}
-        captions = {"speedup": QCoreApplication.translate("Presentation", "measured speedup"), "tps": QCoreApplication.translate("Presentation", "tokens / s"), "alpha": QCoreApplication.translate("Presentation", "acceptance α")}
+        self.captions: dict[str, QLabel] = {}
+        captions = {"speedup": QCoreApplication.translate("Presentation", "measured speedup"), "tps": QCoreApplication.translate("Presentation", "tokens / s"), "alpha": QCoreApplication.translate("Presentation", "acceptance α"),
+                    "per_round": per_round_caption(None)}
         for col, (key, caption) in enumerate(captions.items()):
             value = QLabel("–", objectName="readout_value", alignment=Qt.AlignmentFlag.AlignCenter)
             label = QLabel(caption, objectName="readout_caption", alignment=Qt.AlignmentFlag.AlignCenter)
+            for w in (value, label):  # four columns at 44 pt must not widen the window (its layout is restored)
+                w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             grid.addWidget(value, 0, col)
             grid.addWidget(label, 1, col)
             self.values[key] = value
+            self.captions[key] = label
         # which of the two the audience watches: target-only, or which drafter at what speed
         self.mode = QLabel(objectName="readout_mode", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
         grid.addWidget(self.mode, 2, 0, 1, len(captions))
@@ -49,6 +66,9 @@ class Readout(QFrame):
         self.values["speedup"].setText(f"{speedup[-1]:.2f}×" if speedup else "–")
         self.values["tps"].setText(f"{tps:.1f}" if tps else "–")
         self.values["alpha"].setText(f"{alpha:.2f}" if alpha is not None else "–")
+        shape = round_shape(st.message.rounds)
+        self.values["per_round"].setText(f"{shape.tokens_per_round:.2f}" if shape else "–")
+        self.captions["per_round"].setText(per_round_caption(shape))
         self.mode.setText(self.describe())
 
 

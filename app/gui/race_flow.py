@@ -14,7 +14,7 @@ from app.recording.builder import header
 
 from .race_view import RaceView
 
-MODES = ("target", "lookup")  # speculative vs target-only; the current draft vs prompt lookup
+MODES = ("target", "lookup", "tree")  # speculative vs target-only; the current draft vs prompt lookup; chain vs tree
 
 
 @dataclass
@@ -23,6 +23,28 @@ class RaceRequest:
     drafters: tuple  # (first run's drafter or None, second run's)
     turns: list
     params: object  # DecodeParams, fixed for both runs
+
+
+def race_drafters(mode: str, drafter) -> tuple:
+    """(first run's drafter, second run's) for a race mode. "tree" races the current draft (prompt lookup
+    without one) as a chain against the same draft as a token tree: the current tree when the measured
+    choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. ValueError (the
+    draft's name) when the draft has no tree form."""
+    from app.engine.drafters import PromptLookupDrafter
+    from app.models.drafts import DEFAULT_TREE_NODES, chain_form, tree_form
+
+    current = drafter or PromptLookupDrafter()
+    if mode == "lookup":
+        return current, PromptLookupDrafter()
+    if mode != "tree":
+        return None, current
+    chain = chain_form(current)
+    if chain is not current:  # the current draft already proposes trees
+        return chain, current
+    tree = tree_form(chain, DEFAULT_TREE_NODES)
+    if tree is None:
+        raise ValueError(chain.name)
+    return chain, tree
 
 
 class RaceWorker(QObject):
@@ -78,12 +100,11 @@ class RaceFlowMixin:
     def start_race(self, prompt: str, mode: str = "target") -> bool:
         if self.generating or self.loading or self.racing or self.target is None:
             return False
-        from app.engine.drafters import PromptLookupDrafter
-
-        if mode == "lookup":
-            drafters = (self.drafter or PromptLookupDrafter(), PromptLookupDrafter())
-        else:
-            drafters = (None, self.drafter or PromptLookupDrafter())
+        try:
+            drafters = race_drafters(mode, self.drafter)
+        except ValueError as exc:
+            self.show_banner(QCoreApplication.translate("Race", "The {0} draft has no token-tree form to race").format(exc))
+            return False
         system = self.system_prompt.text().strip()
         turns = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         self.racing = True

@@ -78,3 +78,55 @@ def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
     assert window.draft_spec == "prompt-lookup" and window.chat.messages[1].stats["draft"] == "prompt lookup"
     window.new_chat()
     assert window.example_list[0].prompt in window.chat.toPlainText()
+
+
+def test_race_of_chain_against_tree_shows_tokens_and_nodes_per_round(qtbot, window, tmp_path):
+    window.controls.temperature.setValue(0.0)
+    window.controls.max_new.setValue(24)
+    assert window.start_race("abcabcabc", "tree")
+    qtbot.waitUntil(lambda: not window.racing, timeout=60_000)
+    assert window.race_error is None and window.race_view.isVisible()
+    view = window.race_view
+    view.finish()
+    chain, tree = (pane.player.run for pane in view.panes)
+    assert chain.info["draft"]["name"] == window.drafter.name and tree.info["draft"]["name"].endswith(" tree")
+    assert [p.title.text().split(",")[0] for p in view.panes] == ["speculative", "token tree"]
+    tree_rounds = [s.round for s in tree.steps][1:]
+    assert tree_rounds and all(r.tree_tokens for r in tree_rounds)
+    assert not any(s.round.tree_tokens for s in chain.steps)
+    # greedy: one text either way; each pane says its tokens and verified tokens per round
+    text = [[t.text for t in pane.chat.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
+    assert text[0] == text[1]
+    nodes = sum(r.tree_nodes for r in tree_rounds) / len(tree_rounds)
+    tokens = sum(r.emitted for r in tree_rounds) / len(tree_rounds)
+    assert view.panes[1].shape.text() == f"{tokens:.2f} tokens / round · {1 + nodes:.1f} verified / round"
+    assert "verified / round" in view.panes[0].shape.text()
+    path = tmp_path / "tree-race.speclens"
+    window.save_recording_to(path)
+    window.close_race()
+    shown = [p.shape.text() for p in view.panes]
+    assert window.play_file(path)  # the saved race replays, trees and all
+    view.finish()
+    assert [p.shape.text() for p in view.panes] == shown
+    window.close_race()
+
+
+def test_the_readout_shows_tokens_per_round_and_a_trees_nodes(qtbot, window):
+    from app.engine.tree_drafters import ModelTreeDrafter
+    from app.gui.presentation import Readout
+
+    readout = Readout(window.stats)
+    qtbot.addWidget(readout)
+    readout.refresh()
+    assert readout.values["per_round"].text() == "–" and readout.captions["per_round"].text() == "tokens / round"
+    window.controls.max_new.setValue(12)
+    send(qtbot, window, "abcabc")
+    readout.refresh()
+    rounds = window.stats.message.rounds[1:]
+    assert readout.values["per_round"].text() == f"{sum(r.emitted for r in rounds) / len(rounds):.2f}"
+    assert readout.captions["per_round"].text() == "tokens / round"  # a chain: no nodes
+    window.drafter = ModelTreeDrafter(window.drafter.model, budget=5, depth=3, name="tiny tree")
+    send(qtbot, window, "abcabc")
+    readout.refresh()
+    trees = [r.tree_nodes for r in window.stats.message.rounds[1:] if r.tree_tokens]
+    assert trees and readout.captions["per_round"].text() == f"tokens / round · tree of {sum(trees) / len(trees):.0f} nodes"
