@@ -185,6 +185,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             widget.setFont(font)
         self.chat.render_all()
         self.legend.set_colors(self.colors)
+        self.step.tree.set_point_size(size)  # a token tree is read as text: it follows the text size
         if remember:  # presentation mode's 28 pt is not the user's text size
             self.settings.setValue("font_size", size)
 
