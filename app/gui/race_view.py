@@ -145,7 +145,8 @@ class RaceView(QWidget):
         big = base_pt * 3
         self.setStyleSheet(
             f"QLabel#race_clock, QLabel#race_speed {{ font-size: {big}pt; font-weight: 700; }}"
-            f"QLabel#race_title, QLabel#race_shape {{ font-size: {int(base_pt * 1.4)}pt; font-weight: 600; }}"
+            f"QLabel#race_title {{ font-size: {int(base_pt * 1.4)}pt; font-weight: 600; }}"
+            f"QLabel#race_shape {{ font-size: {int(base_pt * 1.2)}pt; font-weight: 600; }}"
             f"QLabel#race_result {{ font-size: {big}pt; font-weight: 700; }}"
             f"QLabel#race_note {{ font-size: {base_pt}pt; }}"
         )

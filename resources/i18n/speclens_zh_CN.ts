@@ -559,103 +559,113 @@
 <context>
     <name>LabWindow</name>
     <message>
-        <location filename="../../app/gui/lab.py" line="92"/>
+        <location filename="../../app/gui/lab.py" line="94"/>
         <source>SpecLens Lab — why speculative sampling is exact</source>
         <translation>SpecLens 实验室 —— 为什么推测采样是精确的</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="100"/>
+        <location filename="../../app/gui/lab.py" line="105"/>
+        <source>Chain: one draft, sampled from q</source>
+        <translation>链：一个草稿词元，从 q 采样</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="106"/>
+        <source>Tree: three candidates at one node</source>
+        <translation>树：一个节点上的三个候选</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="110"/>
         <source>Target p and draft q</source>
         <translation>目标分布 p 与草稿分布 q</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="103"/>
+        <location filename="../../app/gui/lab.py" line="113"/>
         <source>Tokens</source>
         <translation>词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="117"/>
+        <location filename="../../app/gui/lab.py" line="127"/>
         <source>Rounds and cost</source>
         <translation>轮次与成本</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="121"/>
+        <location filename="../../app/gui/lab.py" line="131"/>
         <source>γ (drafts per round)</source>
         <translation>γ（每轮草稿数）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="122"/>
+        <location filename="../../app/gui/lab.py" line="132"/>
         <source>c (draft step / target step)</source>
         <translation>c（草稿步 / 目标步）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="125"/>
+        <location filename="../../app/gui/lab.py" line="135"/>
         <source>Paper example</source>
         <translation>论文示例</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="126"/>
-        <location filename="../../app/gui/lab.py" line="235"/>
+        <location filename="../../app/gui/lab.py" line="136"/>
+        <location filename="../../app/gui/lab.py" line="246"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="127"/>
+        <location filename="../../app/gui/lab.py" line="137"/>
         <source>Reset counts</source>
         <translation>重置计数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="142"/>
+        <location filename="../../app/gui/lab.py" line="152"/>
         <source>&lt;b&gt;p, q and the residual&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p (target) &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q (draft) &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</source>
         <translation>&lt;b&gt;p、q 与残差分布&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p（目标）&amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q（草稿）&amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="150"/>
+        <location filename="../../app/gui/lab.py" line="160"/>
         <source>Output after simulated rounds (95% band)</source>
         <translation>模拟轮次后的输出（95% 置信带）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="235"/>
+        <location filename="../../app/gui/lab.py" line="246"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="293"/>
+        <location filename="../../app/gui/lab.py" line="304"/>
         <source>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="294"/>
+        <location filename="../../app/gui/lab.py" line="305"/>
         <source>&lt;b&gt;residual&lt;/b&gt; norm(max(p − q, 0)) = {0}</source>
         <translation>&lt;b&gt;残差分布&lt;/b&gt; norm(max(p − q, 0)) = {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="295"/>
+        <location filename="../../app/gui/lab.py" line="306"/>
         <source>&lt;b&gt;output, correct rule&lt;/b&gt;: min(p, q) + (1 − α)·residual = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，正确规则&lt;/b&gt;：min(p, q) + (1 − α)·残差 = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="296"/>
+        <location filename="../../app/gui/lab.py" line="307"/>
         <source>&lt;b&gt;output, wrong rule&lt;/b&gt; (resample from p): min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，错误规则&lt;/b&gt;（从 p 重新采样）：min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="298"/>
+        <location filename="../../app/gui/lab.py" line="309"/>
         <source>&lt;b&gt;E[tokens per round]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="300"/>
+        <location filename="../../app/gui/lab.py" line="311"/>
         <source>&lt;b&gt;speedup&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</source>
         <translation>&lt;b&gt;加速比&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="302"/>
+        <location filename="../../app/gui/lab.py" line="313"/>
         <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="305"/>
+        <location filename="../../app/gui/lab.py" line="316"/>
         <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule&apos;s law &amp;nbsp; I 95% band · first token of each round, decided by the engine&apos;s own acceptance code</source>
         <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
     </message>
@@ -822,98 +832,103 @@
         <translation>比赛：当前草稿对提示查找</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="34"/>
+        <location filename="../../app/gui/menus.py" line="33"/>
+        <source>Race: current draft as a chain against it as a token tree</source>
+        <translation>比赛：当前草稿的链对其词元树</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="35"/>
         <source>&amp;Models</source>
         <translation>模型(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="35"/>
+        <location filename="../../app/gui/menus.py" line="36"/>
         <source>Recommended pairs…</source>
         <translation>推荐的模型组合…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="36"/>
+        <location filename="../../app/gui/menus.py" line="37"/>
         <source>Train a draft…</source>
         <translation>训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="38"/>
+        <location filename="../../app/gui/menus.py" line="39"/>
         <source>Serve on localhost</source>
         <translation>在本机开放 API</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="41"/>
+        <location filename="../../app/gui/menus.py" line="42"/>
         <source>Target dtype</source>
         <translation>目标模型精度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="44"/>
+        <location filename="../../app/gui/menus.py" line="45"/>
         <source>Automatic (fastest exact kernels)</source>
         <translation>自动（最快且精确）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="50"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="54"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
+        <location filename="../../app/gui/menus.py" line="55"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="55"/>
+        <location filename="../../app/gui/menus.py" line="56"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="57"/>
+        <location filename="../../app/gui/menus.py" line="58"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
-        <location filename="../../app/gui/menus.py" line="71"/>
+        <location filename="../../app/gui/menus.py" line="61"/>
+        <location filename="../../app/gui/menus.py" line="72"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
+        <location filename="../../app/gui/menus.py" line="61"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
+        <location filename="../../app/gui/menus.py" line="61"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="66"/>
+        <location filename="../../app/gui/menus.py" line="67"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="67"/>
+        <location filename="../../app/gui/menus.py" line="68"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="68"/>
+        <location filename="../../app/gui/menus.py" line="69"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="106"/>
+        <location filename="../../app/gui/menus.py" line="107"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -1374,17 +1389,27 @@
 <context>
     <name>Presentation</name>
     <message>
-        <location filename="../../app/gui/presentation.py" line="27"/>
+        <location filename="../../app/gui/presentation.py" line="25"/>
+        <source>tokens / round</source>
+        <translation>词元 / 轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="26"/>
+        <source>tokens / round · tree of {0:.0f} nodes</source>
+        <translation>词元 / 轮 · {0:.0f} 个节点的树</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="40"/>
         <source>measured speedup</source>
         <translation>实测加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/presentation.py" line="27"/>
+        <location filename="../../app/gui/presentation.py" line="40"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/presentation.py" line="27"/>
+        <location filename="../../app/gui/presentation.py" line="40"/>
         <source>acceptance α</source>
         <translation>接受率 α</translation>
     </message>
@@ -1405,87 +1430,107 @@
 <context>
     <name>Race</name>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="74"/>
+        <location filename="../../app/gui/race_flow.py" line="96"/>
         <source>Type a prompt to race first</source>
         <translation>请先输入一个提示再比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="91"/>
+        <location filename="../../app/gui/race_flow.py" line="106"/>
+        <source>The {0} draft has no token-tree form to race</source>
+        <translation>草稿 {0} 没有可用于比赛的词元树形式</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="112"/>
         <source>Racing: two runs, one after the other …</source>
         <translation>比赛中：两次运行，依次进行…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="99"/>
+        <location filename="../../app/gui/race_flow.py" line="120"/>
         <source>Race measured · replaying side by side</source>
         <translation>比赛已测量 · 并排回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="105"/>
+        <location filename="../../app/gui/race_flow.py" line="126"/>
         <source>The race failed: {0}</source>
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="135"/>
+        <location filename="../../app/gui/race_flow.py" line="156"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="136"/>
+        <location filename="../../app/gui/race_flow.py" line="157"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="32"/>
+        <location filename="../../app/gui/race_view.py" line="38"/>
         <source>speculative, draft: {0}</source>
         <translation>推测解码，草稿：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="32"/>
+        <location filename="../../app/gui/race_view.py" line="35"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="73"/>
+        <location filename="../../app/gui/race_view.py" line="37"/>
+        <source>token tree, draft: {0}</source>
+        <translation>词元树，草稿：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="45"/>
+        <source>– tokens / round</source>
+        <translation>– 词元 / 轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="46"/>
+        <source>{0:.2f} tokens / round · {1:.1f} verified / round</source>
+        <translation>每轮 {0:.2f} 个词元 · 每轮验证 {1:.1f} 个</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="97"/>
         <source>{0:.1f} tok/s</source>
         <translation>{0:.1f} 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="96"/>
+        <location filename="../../app/gui/race_view.py" line="120"/>
         <source>Replay race</source>
         <translation>回放比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="97"/>
+        <location filename="../../app/gui/race_view.py" line="121"/>
         <source>Playback speed</source>
         <translation>回放速度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="101"/>
+        <location filename="../../app/gui/race_view.py" line="125"/>
         <source>Save race…</source>
         <translation>保存比赛…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="102"/>
+        <location filename="../../app/gui/race_view.py" line="126"/>
         <source>Close race</source>
         <translation>关闭比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="141"/>
+        <location filename="../../app/gui/race_view.py" line="166"/>
         <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
         <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="144"/>
+        <location filename="../../app/gui/race_view.py" line="169"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="184"/>
+        <location filename="../../app/gui/race_view.py" line="209"/>
         <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
         <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="186"/>
+        <location filename="../../app/gui/race_view.py" line="211"/>
         <source>The recording ends before both runs finished</source>
         <translation>录制在两次运行都结束之前就结束了</translation>
     </message>
@@ -1827,34 +1872,123 @@
     </message>
 </context>
 <context>
+    <name>TreeLab</name>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="51"/>
+        <source>Target p and draft q at one node</source>
+        <translation>一个节点上的目标 p 与草稿 q</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="54"/>
+        <source>Tokens</source>
+        <translation>词元数</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="68"/>
+        <source>Candidates, tested in this order</source>
+        <translation>候选（按此顺序检验）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="70"/>
+        <source>Top 3 of q</source>
+        <translation>取 q 的前 3 名</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="77"/>
+        <source>Example</source>
+        <translation>示例</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="78"/>
+        <location filename="../../app/gui/lab_tree.py" line="207"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="79"/>
+        <source>Reset counts</source>
+        <translation>重置计数</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="94"/>
+        <source>&lt;b&gt;p, q and the final p′&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; p′: p with the candidates zeroed, renormalised &amp;nbsp; #1–#3: the candidates</source>
+        <translation>&lt;b&gt;p、q 与最终的 p′&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; p′：候选置零后重新归一化的 p &amp;nbsp; #1–#3：候选</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="102"/>
+        <source>First token after simulated tree rounds (95% band)</source>
+        <translation>模拟树轮次的首个输出词元（95% 区间）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="207"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="258"/>
+        <source>&lt;b&gt;tree&lt;/b&gt;: p(S) = Σ p over the candidates S = {0} = &lt;b&gt;{1:.3f}&lt;/b&gt; &amp;nbsp; (simulated {2})</source>
+        <translation>&lt;b&gt;树&lt;/b&gt;：p(S) = 候选集 S = {0} 上的 Σ p = &lt;b&gt;{1:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {2}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="260"/>
+        <source>&lt;b&gt;chain&lt;/b&gt;, one token sampled from q: Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
+        <translation>&lt;b&gt;链&lt;/b&gt;（一个从 q 采样的词元）：Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {1}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="265"/>
+        <source>#{0} {1}: reached {2:.3f}, accepted when u &amp;lt; p′ = {3:.3f}, so P = p({1}) = &lt;b&gt;{4:.3f}&lt;/b&gt; &amp;nbsp; (simulated {5})</source>
+        <translation>#{0} {1}：到达概率 {2:.3f}，u &amp;lt; p′ = {3:.3f} 时接受，故 P = p({1}) = &lt;b&gt;{4:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {5}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="269"/>
+        <source>all rejected ({0:.3f}): the token is drawn from p′ = {1}</source>
+        <translation>全部被拒（{0:.3f}）：词元从 p′ = {1} 中抽取</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="270"/>
+        <source>&lt;b&gt;E[tokens per round]&lt;/b&gt;: tree 1 + p(S) = &lt;b&gt;{0:.3f}&lt;/b&gt;, chain 1 + Σ min(p, q) = &lt;b&gt;{1:.3f}&lt;/b&gt;</source>
+        <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt;：树 1 + p(S) = &lt;b&gt;{0:.3f}&lt;/b&gt;，链 1 + Σ min(p, q) = &lt;b&gt;{1:.3f}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="272"/>
+        <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
+        <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="276"/>
+        <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; first token of each round, decided by the engine&apos;s own tree rule &amp;nbsp; — p (the target) &amp;nbsp; I 95% band · the tree wins when its candidates hold more of p than q shares with p; a draft close to p, sampled, wins as a chain</source>
+        <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 每轮的首个词元，由引擎自身的树规则判定 &amp;nbsp; — p（目标） &amp;nbsp; I 95% 区间 · 候选覆盖的 p 质量多于 q 与 p 的重叠时，树胜出；草稿接近 p 时，按 q 采样的链胜出</translation>
+    </message>
+</context>
+<context>
     <name>TreePanel</name>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="39"/>
+        <location filename="../../app/gui/tree_panel.py" line="57"/>
         <source>&lt;b&gt;Token tree&lt;/b&gt;: {0} nodes verified in one pass, {1} accepted along the path</source>
         <translation>&lt;b&gt;词元树&lt;/b&gt;：一次前向验证 {0} 个节点，沿路径接受 {1} 个</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="41"/>
+        <location filename="../../app/gui/tree_panel.py" line="59"/>
         <source>u {0:.3f} ≥ p′ {1:.3f}, residual {2:.3f}</source>
         <translation>u {0:.3f} ≥ p′ {1:.3f}，剩余质量 {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="42"/>
+        <location filename="../../app/gui/tree_panel.py" line="60"/>
         <source>u {0:.3f} &lt; p′ {1:.3f}</source>
         <translation>u {0:.3f} &lt; p′ {1:.3f}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="42"/>
+        <location filename="../../app/gui/tree_panel.py" line="60"/>
         <source>not tested</source>
         <translation>未检验</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="43"/>
+        <location filename="../../app/gui/tree_panel.py" line="61"/>
         <source>corrected</source>
         <translation>修正</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="43"/>
+        <location filename="../../app/gui/tree_panel.py" line="61"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
