@@ -41,7 +41,7 @@ class Readout(QFrame):
                     "per_round": per_round_caption(None)}
         for col, (key, caption) in enumerate(captions.items()):
             value = QLabel("–", objectName="readout_value", alignment=Qt.AlignmentFlag.AlignCenter)
-            label = QLabel(caption, objectName="readout_caption", alignment=Qt.AlignmentFlag.AlignCenter)
+            label = QLabel(caption, objectName="readout_caption", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
             for w in (value, label):  # four columns at 44 pt must not widen the window (its layout is restored)
                 w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             grid.addWidget(value, 0, col)

@@ -133,7 +133,9 @@ class RaceFlowMixin:
 
     def show_race(self, recording: Recording) -> None:
         if not self.race_view.isVisible():
-            self._race_hidden = {w: w.isVisible() for w in self._chat_column()}
+            # on stage the two runs take the whole width: the plots (the chat's, not the race's) step aside
+            hidden = self._chat_column() + ([self.docks["plots"]] if self.presenting else [])
+            self._race_hidden = {w: w.isVisible() for w in hidden}
             for w in self._race_hidden:
                 w.hide()
         self.race_view.set_colors(self.colors)

@@ -109,6 +109,12 @@ def test_race_of_chain_against_tree_shows_tokens_and_nodes_per_round(qtbot, wind
     view.finish()
     assert [p.shape.text() for p in view.panes] == shown
     window.close_race()
+    # on stage the race takes the whole width: the chat's plots step aside and come back after
+    window.set_presentation(True, full_screen=False)
+    assert window.play_file(path) and not window.docks["plots"].isVisible()
+    window.close_race()
+    assert window.docks["plots"].isVisible()
+    window.set_presentation(False)
 
 
 def test_the_readout_shows_tokens_per_round_and_a_trees_nodes(qtbot, window):
