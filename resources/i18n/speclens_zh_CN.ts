@@ -1455,82 +1455,82 @@
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="156"/>
+        <location filename="../../app/gui/race_flow.py" line="158"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="157"/>
+        <location filename="../../app/gui/race_flow.py" line="159"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="38"/>
+        <location filename="../../app/gui/race_view.py" line="40"/>
         <source>speculative, draft: {0}</source>
         <translation>推测解码，草稿：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="35"/>
+        <location filename="../../app/gui/race_view.py" line="37"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="37"/>
+        <location filename="../../app/gui/race_view.py" line="39"/>
         <source>token tree, draft: {0}</source>
         <translation>词元树，草稿：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="45"/>
+        <location filename="../../app/gui/race_view.py" line="47"/>
         <source>– tokens / round</source>
         <translation>– 词元 / 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="46"/>
+        <location filename="../../app/gui/race_view.py" line="48"/>
         <source>{0:.2f} tokens / round · {1:.1f} verified / round</source>
         <translation>每轮 {0:.2f} 个词元 · 每轮验证 {1:.1f} 个</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="97"/>
+        <location filename="../../app/gui/race_view.py" line="100"/>
         <source>{0:.1f} tok/s</source>
         <translation>{0:.1f} 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="120"/>
+        <location filename="../../app/gui/race_view.py" line="123"/>
         <source>Replay race</source>
         <translation>回放比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="121"/>
+        <location filename="../../app/gui/race_view.py" line="124"/>
         <source>Playback speed</source>
         <translation>回放速度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="125"/>
+        <location filename="../../app/gui/race_view.py" line="128"/>
         <source>Save race…</source>
         <translation>保存比赛…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="126"/>
+        <location filename="../../app/gui/race_view.py" line="129"/>
         <source>Close race</source>
         <translation>关闭比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="166"/>
+        <location filename="../../app/gui/race_view.py" line="169"/>
         <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
         <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="169"/>
+        <location filename="../../app/gui/race_view.py" line="172"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="209"/>
+        <location filename="../../app/gui/race_view.py" line="212"/>
         <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
         <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="211"/>
+        <location filename="../../app/gui/race_view.py" line="214"/>
         <source>The recording ends before both runs finished</source>
         <translation>录制在两次运行都结束之前就结束了</translation>
     </message>
