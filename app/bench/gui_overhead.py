@@ -61,7 +61,7 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
         window.input.setPlainText(text)
         count = len(finished)
         loop = QEventLoop()
-        poll = QTimer(interval=10, timeout=lambda: len(finished) > count and not window.generating and loop.quit())
+        poll = QTimer(interval=10, timeout=lambda: len(finished) > count and not window.model.generating and loop.quit())
         poll.start()
         window.send()
         loop.exec()

@@ -79,8 +79,8 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
     window.resize(1400, 900)
     window.show()
     log(f"loading {target} with draft {draft} through the window ...")
-    _wait(app, lambda: window.target is not None and not window.loading or window.banner.isVisible(), 900)
-    if window.target is None:
+    _wait(app, lambda: window.model.target is not None and not window.model.loading or window.banner.isVisible(), 900)
+    if window.model.target is None:
         raise RuntimeError(window.banner.text())
     window.controls.max_new.setValue(max_new_tokens)
     meter = StallMeter()
@@ -90,7 +90,7 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
         start = time.perf_counter()
         meter.start()
         window.send()
-        _wait(app, lambda: not window.generating, 600)
+        _wait(app, lambda: not window.model.generating, 600)
         meter.stop()
         seconds = time.perf_counter() - start
         answer = window.chat.messages[-1]

@@ -80,7 +80,7 @@ def _trace_startup(app: QApplication, window) -> None:
     startup_trace.mark("window")
 
     def check() -> None:
-        if (window.send_button.isEnabled() and not window.loading) or window.player is not None:
+        if (window.send_button.isEnabled() and not window.model.loading) or window.player is not None:
             startup_trace.mark("ready")
         elif window.banner.isVisible():
             print(f"startup: failed {window.banner.text()}", flush=True)

@@ -9,6 +9,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.engine import FinishedEvent, RoundEvent, TokenEvent
 from app.history import HistoryError, StoredToken
+from app.session import State
 
 from .chat_view import ChatMessage
 from .recording_flow import remove_recordings, target_header
@@ -21,11 +22,12 @@ BASELINE_EVERY = 4  # re-measure every this many messages (prompt length and mac
 class ChatFlowMixin:
     def send(self) -> None:
         text = self.input.toPlainText().strip()
-        if text and self.queued.accepting and not self.generating and not self.training and not self.queued.waiting:
+        model = self.model
+        if text and self.queued.accepting and not model.generating and not model.training and not self.queued.waiting:
             self.queued.hold(text)  # app/gui/queued_question.py: sent when the load ends
             self._sync_buttons()
             return
-        if not text or self.generating or self.loading or self.training or self.target is None:
+        if not text or not model.idle or model.target is None:
             return
         if self.editing is not None:
             self._truncate(self.editing)
@@ -50,23 +52,23 @@ class ChatFlowMixin:
             {"role": m.role, "content": m.text} for m in self.chat.messages
         ]
         try:
-            input_ids = self.target.encode_chat(turns)
+            input_ids = self.model.target.encode_chat(turns)
         except Exception as exc:  # a template that rejects the turns is the model's problem, not a crash
             self.show_banner(self.tr("The chat template failed: {0}").format(exc))
             return
-        stats = {"target": target_header(self.target.name, self.target.kernels), "draft": self._draft_name()}
+        stats = {"target": target_header(self.model.target.name, self.model.target.kernels), "draft": self._draft_name()}
         self.answer_index = self.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         self.stats.new_message()
         self.cancel = threading.Event()
         measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
         self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
         params = self.round_gate.wrap(self.controls.params, self.cancel)  # pausable between rounds
-        request = GenerationRequest(self.target, input_ids, self.drafter, params, self.cancel,
-                                    baseline_steps=BASELINE_STEPS if measure else 0, static=self.static,
-                                    observe=self.auto.observe if self.auto is not None else None)
+        request = GenerationRequest(self.model.target, input_ids, self.model.drafter, params, self.cancel,
+                                    baseline_steps=BASELINE_STEPS if measure else 0, static=self.model.static,
+                                    observe=self.model.auto.observe if self.model.auto is not None else None)
         self.step.clear()
         self.step.set_live(True)
-        self.generating = True
+        self.model.begin(State.GENERATING)
         self._sync_buttons()
         self.progress_label.setText(self.tr("Timing target-only steps …") if measure else self.tr("Generating …"))
         self._record_begin(turns, self.controls.params())
@@ -74,9 +76,9 @@ class ChatFlowMixin:
         self._generate.emit(request)
 
     def stop(self) -> None:
-        if self.generating and self.player is not None:
+        if self.model.generating and self.player is not None:
             self._stop_replay()
-        elif self.generating:
+        elif self.model.generating:
             self.cancel.set()
         elif self.queued.waiting:
             self.queued.give_back()
@@ -112,29 +114,37 @@ class ChatFlowMixin:
             self.run_builder.baseline(seconds)
 
     def _on_finished(self, fin: FinishedEvent) -> None:
+        self.finish_answer(fin, self._answer_params())
+
+    def _on_failed(self, message: str) -> None:
+        self.fail_answer(message, self._answer_params())
+
+    def finish_answer(self, fin: FinishedEvent, params) -> None:
+        """The engine's FinishedEvent for the answer streaming (params: what it was decoded with)."""
         if self.run_builder is not None:
             self.run_builder.finished(fin)
         self._flush()
-        self._end_answer(partial=fin.reason == "cancelled", fin=fin)
+        self._end_answer(partial=fin.reason == "cancelled", fin=fin, params=params)
         reasons = {"eos": self.tr("end of answer"), "length": self.tr("max new tokens reached"),
                    "cancelled": self.tr("stopped"), "context": self.tr("context full")}
         self.progress_label.setText(self.tr("Done · {0}").format(reasons.get(fin.reason, fin.reason)))
 
-    def _on_failed(self, message: str) -> None:
+    def fail_answer(self, message: str, params) -> None:
         self._flush()
-        self._end_answer(partial=True, fin=None, error=message)
+        self._end_answer(partial=True, fin=None, error=message, params=params)
         self.progress_label.setText(self.tr("Failed"))
         self.show_banner(self.tr("Generation failed: {0}").format(message))
 
-    def _end_answer(self, partial: bool, fin: FinishedEvent | None, error: str | None = None) -> None:
-        """fin is None when the engine failed (error says why) or was abandoned by closing the window."""
+    def _end_answer(self, partial: bool, fin: FinishedEvent | None, error: str | None = None, params=None) -> None:
+        """fin is None when the engine failed (error says why) or was abandoned by closing the window.
+        params: what the answer was decoded with (default: the controls', or the replayed recording's)."""
         self.flush_timer.stop()
         self.step.set_live(False)
         message = self.chat.messages[self.answer_index]
         message.partial = partial
         message.content = message.text
         new_tokens = sum(1 for t in message.tokens if t.status != "rejected")
-        message.stats.update(self.stats.message_record(fin, new_tokens, self._answer_params()))
+        message.stats.update(self.stats.message_record(fin, new_tokens, params or self._answer_params()))
         if error is not None:
             message.stats["error"] = error  # finish_reason "error": the footer and exports say it failed
         elif fin is None:
@@ -148,10 +158,10 @@ class ChatFlowMixin:
             except HistoryError as exc:  # e.g. the conversation was deleted meanwhile, or the disk is full
                 self.show_banner(self.tr("The answer was not saved: {0}").format(exc))
         self.chat.finish_message(self.answer_index)  # adds the footer: stats and actions
-        self.generating = False
         self.recheck_choice()
         self.conversations.refresh(self.conv_id)
         self._update_status()
+        self.model.end(State.GENERATING)  # work that waited for this answer (a draft swap) starts now
         self._sync_buttons()
 
     def _truncate(self, index: int) -> None:
@@ -164,7 +174,7 @@ class ChatFlowMixin:
 
     def regenerate(self) -> None:
         last = len(self.chat.messages) - 1
-        if self.generating or self.loading or self.training or self.target is None or last < 0:
+        if not self.model.idle or self.model.target is None or last < 0:
             return
         if self.chat.messages[last].role == "assistant":
             self._truncate(last)
@@ -182,9 +192,9 @@ class ChatFlowMixin:
             self.statusBar().showMessage(self.tr("Answer copied"), 2000)
         elif name == "regenerate" and index == len(self.chat.messages) - 1:
             self.regenerate()
-        elif name == "replay" and not self.generating:
+        elif name == "replay" and not self.model.generating:
             self.replay_message(index)
-        elif name == "edit" and not self.generating:
+        elif name == "edit" and not self.model.generating:
             self.editing = index
             self.input.setPlainText(self.chat.messages[index].content)
             self.input.setFocus()

@@ -17,8 +17,12 @@ from .recording_flow import remove_recordings
 
 class HistoryFlowMixin:
     def new_chat(self) -> None:
-        if self.generating:
+        if self.model.generating:
             return
+        self.clear_chat()
+
+    def clear_chat(self) -> None:
+        """An empty chat, whatever runs (the local server starts each request's chat this way)."""
         self.close_replay()
         self.conv_id = None
         self.editing = None
@@ -35,13 +39,13 @@ class HistoryFlowMixin:
             return
         self.cancel.set()  # an answer into a deleted chat has nowhere to go
         self.conv_id = None
-        if self.generating:
+        if self.model.generating:
             self.worker.finished.connect(self.new_chat, Qt.ConnectionType.SingleShotConnection)
         else:
             self.new_chat()
 
     def open_conversation(self, conv_id: int) -> None:
-        if self.generating or conv_id == self.conv_id:
+        if self.model.generating or conv_id == self.conv_id:
             return
         self.close_replay()
         try:

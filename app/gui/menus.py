@@ -28,12 +28,12 @@ class MenusMixin:
         chat.addAction(self.tr("Copy last answer"), QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
         chat.addSeparator()
         chat.addAction(self.tr("Race: speculative against target only"), QKeySequence("Ctrl+Shift+R"),
-                       lambda: self.race_input("target"))
-        chat.addAction(self.tr("Race: current draft against prompt lookup"), lambda: self.race_input("lookup"))
+                       lambda: self.race.from_input("target"))
+        chat.addAction(self.tr("Race: current draft against prompt lookup"), lambda: self.race.from_input("lookup"))
         QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
         models = self.menuBar().addMenu(self.tr("&Models"))
         models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
-        models.addAction(self.tr("Train a draft…"), self.show_train_dialog)
+        models.addAction(self.tr("Train a draft…"), lambda: self.training_flow.show_dialog())
         models.addAction(self.offer.action)
         serve = models.addAction(self.tr("Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
         serve.setCheckable(True)
@@ -47,6 +47,16 @@ class MenusMixin:
             action.triggered.connect(lambda _=False, c=code: self.set_target_dtype(c))
             group.addAction(action)
             dtypes.addAction(action)
+        trees = models.addMenu(self.tr("Token trees"))  # app.engine.policy.TREE_MODES, held by the chat model
+        group = QActionGroup(self)
+        for code, name in (("auto", self.tr("Automatic (a tree where it is measured faster)")),
+                           ("on", self.tr("On (always a tree)")), ("off", self.tr("Off (chains only)"))):
+            action = QAction(name, self, checkable=True, checked=code == self.model.tree_mode)
+            action.setData(code)
+            action.triggered.connect(lambda _=False, c=code: self.set_tree_mode(c))
+            group.addAction(action)
+            trees.addAction(action)
+        self.tree_actions = group
         view = self.menuBar().addMenu(self.tr("&View"))
         view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))
@@ -87,17 +97,6 @@ class MenusMixin:
         dock.raise_()
         self.step.redraw_if_stale()
         self.step.setFocus()
-
-    def show_lab(self):
-        """The worked-example lab, one window per main window, created on first use."""
-        from .lab import LabWindow
-
-        if getattr(self, "lab", None) is None:
-            self.lab = LabWindow(self.colors, self)
-            self.lab.resize(1200, 760)
-        self.lab.show()
-        self.lab.raise_()
-        return self.lab
 
 
     def set_language(self, choice: str) -> None:

@@ -35,7 +35,7 @@ class QueuedQuestion:
         """The models are ready: send the held question, unless the window is busy (an example went first);
         then it goes back into the input box. Still held while the compile warm-up that follows a load runs."""
         self.accepting = False
-        if self.window.loading:
+        if self.window.model.loading:
             return
         text, self.text = self.text, None
         self.note.setVisible(False)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.paths import user_data_dir
 from app.recording import SUFFIX, Recording, RecordingError, RunBuilder, read, write
 from app.recording.builder import drafter_info, header, model_info, top_vocab
+from app.session import State
 
 from .chat_view import ChatMessage
 from .playback_bar import PlaybackBar
@@ -51,17 +52,17 @@ class RecordingFlowMixin:
     # --- recording live answers ---------------------------------------------------------------
     def _record_begin(self, turns: list[dict], params) -> None:
         self.run_builder = RunBuilder({
-            "label": QCoreApplication.translate("Recordings", "speculative") if self.drafter is not None else QCoreApplication.translate("Recordings", "target only"),
+            "label": QCoreApplication.translate("Recordings", "speculative") if self.model.drafter is not None else QCoreApplication.translate("Recordings", "target only"),
             "prompt": turns,
-            "target": model_info(self.target),
-            "draft": drafter_info(self.drafter),
+            "target": model_info(self.model.target),
+            "draft": drafter_info(self.model.drafter),
             "params": asdict(params),
-            "device": str(self.target.device),
+            "device": str(self.model.target.device),
         })
 
     def _answer_params(self):
-        if getattr(self, "served_params", None) is not None:  # an answer served over HTTP (serve_flow)
-            return self.served_params
+        """What the answer streaming was decoded with: the replayed recording's, else the controls'
+        (a served answer passes its request's to finish_answer)."""
         return self.replay_params if self.player is not None else self.controls.params()
 
     def _record_end(self, message) -> None:
@@ -69,7 +70,7 @@ class RecordingFlowMixin:
         builder, self.run_builder = self.run_builder, None
         if builder is None:
             return
-        builder.run.info["vocab"] = top_vocab(builder.run, self.target.tokenizer)
+        builder.run.info["vocab"] = top_vocab(builder.run, self.model.target.tokenizer)
         turns = builder.run.info["prompt"]
         title = next((t["content"] for t in reversed(turns) if t["role"] == "user"), "")[:60]
         self.last_recording = Recording(header("answer", title, builder.run.info["device"]), [builder.run])
@@ -129,10 +130,10 @@ class RecordingFlowMixin:
             self.play_file(recordings_dir() / name)
 
     def play_recording(self, recording: Recording, title: str = "") -> bool:
-        if self.generating or self.loading:
+        if not self.model.idle:  # a replay streams through the chat flow, as an answer does
             return False
-        if recording.kind == "race" and hasattr(self, "show_race"):
-            self.show_race(recording)
+        if recording.kind == "race":
+            self.race.show(recording)
             return True
         run = recording.runs[0]
         self.close_replay()
@@ -157,7 +158,7 @@ class RecordingFlowMixin:
         self.player.events.connect(self._on_events)
         self.player.finished.connect(self._on_finished)
         self.player.ended_early.connect(self._replay_cut)
-        self.generating = True
+        self.model.begin(State.GENERATING)
         self._sync_buttons()
         self.flush_timer.start()
         self.playback.attach(self.player, QCoreApplication.translate("Recordings", "Replay: {0}").format(title or recording.header.get("title", "")))
@@ -171,7 +172,7 @@ class RecordingFlowMixin:
 
     def start_replay(self, recording: Recording, title: str, presentation: bool, speed: float) -> None:
         """`speclens replay`: the window opened without models; play at once."""
-        if presentation and hasattr(self, "set_presentation"):
+        if presentation:
             self.set_presentation(True)
         self.playback.speed.setCurrentIndex(self.playback.speed.findData(speed))
         self.play_recording(recording, title)
@@ -191,7 +192,7 @@ class RecordingFlowMixin:
     def close_replay(self) -> None:
         if self.player is None:
             return
-        if self.generating:
+        if self.model.generating:
             self._stop_replay()
         self.player.timer.stop()
         self.player.deleteLater()

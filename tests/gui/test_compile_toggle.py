@@ -22,7 +22,7 @@ def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
     window.worker.warm_progress.connect(lambda done, total: steps.append((done, total)))
     window.controls.compile.setChecked(True)
     assert not window.send_button.isEnabled()  # the first message waits for the warm-up
-    qtbot.waitUntil(lambda: window.static is not None, timeout=120_000)
+    qtbot.waitUntil(lambda: window.model.static is not None, timeout=120_000)
     assert window.send_button.isEnabled()
     assert steps and steps[-1][0] == steps[-1][1]
     assert "compiled" in window.progress_label.text()
@@ -33,7 +33,7 @@ def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
     assert [t.token_id for t in window.recorder.tokens if t.emitted] == eager
 
     window.controls.compile.setChecked(False)
-    assert window.static is None
+    assert window.model.static is None
 
 
 def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypatch):
@@ -43,5 +43,5 @@ def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypa
     monkeypatch.setattr(static_module, "StaticDecoder", refuse)
     window.controls.compile.setChecked(True)
     qtbot.waitUntil(lambda: not window.controls.compile.isChecked(), timeout=30_000)
-    assert window.static is None and window.send_button.isEnabled()
+    assert window.model.static is None and window.send_button.isEnabled()
     assert "not gpt2" in window.banner.text()

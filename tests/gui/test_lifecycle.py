@@ -69,12 +69,12 @@ QUIT = """
 
     def close_soon():
         if when == "loading" or window.stats.message.rounds:
-            print("closing while", "generating" if window.generating else "loading", flush=True)
+            print("closing while", "generating" if window.model.generating else "loading", flush=True)
             start = time.perf_counter()
             window.close()
             print(f"closed in {time.perf_counter() - start:.2f} s", flush=True)
             app.quit()
-        elif window.target is not None and not window.generating:
+        elif window.model.target is not None and not window.model.generating:
             window.input.setPlainText("a long answer please")
             window.send()
 
@@ -126,7 +126,7 @@ def test_a_round_longer_than_the_close_wait_is_abandoned_and_what_was_shown_is_s
     monkeypatch.setattr(main_window, "CLOSE_WAIT_MS", 50)
     rec = start_long_answer(window, monkeypatch, "slow rounds", max_new=400)
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
-    monkeypatch.setattr(window.target.model, "forward", slow_forward(window.target.model.forward, 1.0))
+    monkeypatch.setattr(window.model.target.model, "forward", slow_forward(window.model.target.model.forward, 1.0))
     qtbot.wait(200)  # the next round is now inside its slow forward pass
     thread = window.engine_thread
     window.close()
@@ -158,7 +158,7 @@ TORCH_FREE = """
     window.controls.show_rejected.setChecked(True)
     assert window.play_file(__import__("pathlib").Path(sys.argv[2]))
     window.player.set_speed(4.0)
-    while window.generating:
+    while window.model.generating:
         app.processEvents()
     played = sorted(m for m in ("torch", "transformers") if m in sys.modules)
     print("shown with", shown, "replayed with", played, "tokens", len(window.chat.messages[-1].tokens), flush=True)

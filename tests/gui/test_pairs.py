@@ -37,10 +37,10 @@ def test_one_click_loads_a_same_tokenizer_pair(qtbot, window, tiny_pair_dirs, em
     dialog = window.show_recommended_pairs([pair])
     qtbot.addWidget(dialog)
     assert dialog.table.item(0, 4).text() == "downloaded" and dialog.buttons[0].text() == "Use"
-    window.target = None  # as on a fresh start: the pair must really be loaded again
+    window.model.target = None  # as on a fresh start: the pair must really be loaded again
     dialog.buttons[0].click()
-    qtbot.waitUntil(lambda: not window.loading and window.target is not None, timeout=60_000)
-    assert window.target.spec == target and window.draft_spec == draft and window.drafter is not None
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.target is not None, timeout=60_000)
+    assert window.model.target.spec == target and window.model.draft_spec == draft and window.model.drafter is not None
     assert not dialog.isVisible()
 
 
@@ -48,6 +48,6 @@ def test_an_uncached_hub_target_offline_gets_a_clear_message(qtbot, window, empt
     shown = []
     monkeypatch.setattr(QMessageBox, "open", lambda self: shown.append(self.text()))
     window.load_models("HuggingFaceTB/SmolLM2-1.7B-Instruct", "default")
-    qtbot.waitUntil(lambda: not window.loading, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.model.loading, timeout=60_000)
     assert shown and "not in the local Hugging Face cache" in shown[0] and "offline" in shown[0]
     assert "Traceback" not in shown[0]

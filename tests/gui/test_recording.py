@@ -52,8 +52,8 @@ def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, re
     replay_window.controls.show_rejected.setChecked(True)
     assert replay_window.play_file(path)
     replay_window.player.set_speed(4.0)
-    qtbot.waitUntil(lambda: not replay_window.generating, timeout=30_000)
-    assert replay_window.target is None  # nothing was loaded
+    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=30_000)
+    assert replay_window.model.target is None  # nothing was loaded
     assert replay_window.chat.statuses_shown(1) == live.chat.statuses_shown(1)
     live_stats = {k: v for k, v in live.chat.messages[1].stats.items() if k != "recording"}
     assert replay_window.chat.messages[1].stats == live_stats
@@ -76,7 +76,7 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
     live.chat.action.emit("replay", 1)  # the footer's Replay link
     assert live.player is not None
     live.player.finish()
-    qtbot.waitUntil(lambda: not live.generating, timeout=10_000)
+    qtbot.waitUntil(lambda: not live.model.generating, timeout=10_000)
     assert [s for _, s in live.chat.statuses_shown(1)]
 
 
@@ -106,7 +106,7 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
     player.play()
     assert player.timer.interval() == int(gap * 2 * 1000)
     win.stop()  # Stop ends the replayed answer where it is, as it does live
-    assert not win.generating and win.chat.messages[1].partial
+    assert not win.model.generating and win.chat.messages[1].partial
 
 
 def test_bad_recordings_get_clear_messages(qtbot, replay_window, tmp_path):
@@ -125,7 +125,7 @@ def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_wi
     assert replay_window.play_file(cut)
     assert "ends early" in replay_window.banner.text()
     replay_window.player.finish()
-    qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
+    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
     message = replay_window.chat.messages[1]
     assert message.partial and len(message.stats["rounds"]) == rounds
 
@@ -135,7 +135,7 @@ def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, re
     replay_window.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
     assert replay_window.presenting and replay_window.player.speed == 2.0 and replay_window.player.playing
     replay_window.player.finish()
-    qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
+    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
     replay_window.set_presentation(False)
 
 
@@ -153,7 +153,7 @@ def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatc
     first = window.chat.messages[-1].stats["recording"]
     assert (recordings_dir() / first).is_file()
     window.regenerate()
-    qtbot.waitUntil(lambda: not window.generating, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
     second = window.chat.messages[-1].stats["recording"]
     assert second != first and not (recordings_dir() / first).exists() and (recordings_dir() / second).is_file()
     monkeypatch.setattr("app.gui.conversations.QMessageBox.question",

@@ -45,7 +45,7 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     win.send()
     assert win.chat.messages == []
     out: dict = {}
-    thread = ask_in_thread(url, win.target.name, "hello window", out)
+    thread = ask_in_thread(url, win.model.target.name, "hello window", out)
     qtbot.waitUntil(lambda: not thread.is_alive(), timeout=60_000)
     assert "error" not in out, out.get("error")
     answer = out["answer"]
@@ -60,10 +60,10 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     assert shown.stats["temperature"] == 1.0 and shown.stats["seed"] == 4  # the request's, not the controls'
     stored = win.store.messages(win.conv_id)
     assert [m.role for m in stored] == ["user", "assistant"] and stored[1].content == shown.text
-    assert win.generating and not win.send_button.isEnabled()  # still serving
+    assert win.model.generating and not win.send_button.isEnabled()  # still serving
     action.trigger()
     assert win.serving is None and not action.isChecked()
-    assert not win.generating and win.send_button.isEnabled()
+    assert not win.model.generating and win.send_button.isEnabled()
 
 
 def test_closing_the_window_stops_the_server(qtbot, window):

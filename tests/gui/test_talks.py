@@ -39,14 +39,14 @@ def test_presentation_mode_and_leaving_it_restores_the_layout(qtbot, window):
 def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
     window.controls.temperature.setValue(0.0)
     window.controls.max_new.setValue(24)
-    assert window.start_race("race me", "target")
-    qtbot.waitUntil(lambda: not window.racing, timeout=60_000)
-    assert window.race_error is None and window.race_view.isVisible() and not window.chat.isVisible()
+    assert window.race.start("race me", "target")
+    qtbot.waitUntil(lambda: not window.model.racing, timeout=60_000)
+    assert window.race.error is None and window.race_view.isVisible() and not window.chat.isVisible()
     view = window.race_view
     assert "side-by-side replay of two measured runs" in view.note.text()
     view.finish()
     first, second = (pane.player.run for pane in view.panes)
-    assert first.info["draft"] is None and second.info["draft"]["name"] == window.drafter.name
+    assert first.info["draft"] is None and second.info["draft"]["name"] == window.model.drafter.name
     # greedy: both runs emit the same text; each pane shows its own statuses
     text = [[t.text for t in pane.chat.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
     assert text[0] == text[1]
@@ -55,7 +55,7 @@ def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
     path = tmp_path / "race.speclens"
     window.save_recording_to(path)  # the race is the last recording
     assert read(path).kind == "race" and len(read(path).runs) == 2
-    window.close_race()
+    window.race.close()
     assert window.chat.isVisible() and not view.isVisible()
     # a saved race replays in presentation mode
     window.set_presentation(True, full_screen=False)
@@ -63,18 +63,18 @@ def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
     assert view.isVisible() and not view.controls.isVisible()
     view.finish()
     assert view.result.text().startswith("Speedup ")
-    window.close_race()
+    window.race.close()
     window.set_presentation(False)
 
 
 def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
     shown = window.chat.toPlainText()
-    assert all(e.prompt in shown for e in window.example_list)
-    lookup = next(i for i, e in enumerate(window.example_list) if e.draft == "prompt-lookup")
+    assert all(e.prompt in shown for e in window.examples.items)
+    lookup = next(i for i, e in enumerate(window.examples.items) if e.draft == "prompt-lookup")
     window.controls.max_new.setValue(16)
     window.chat.example_clicked.emit(lookup)  # the anchor's signal
-    qtbot.waitUntil(lambda: len(window.chat.messages) == 2 and not window.generating, timeout=60_000)
-    assert window.chat.messages[0].content == window.example_list[lookup].prompt
-    assert window.draft_spec == "prompt-lookup" and window.chat.messages[1].stats["draft"] == "prompt lookup"
+    qtbot.waitUntil(lambda: len(window.chat.messages) == 2 and not window.model.generating, timeout=60_000)
+    assert window.chat.messages[0].content == window.examples.items[lookup].prompt
+    assert window.model.draft_spec == "prompt-lookup" and window.chat.messages[1].stats["draft"] == "prompt lookup"
     window.new_chat()
-    assert window.example_list[0].prompt in window.chat.toPlainText()
+    assert window.examples.items[0].prompt in window.chat.toPlainText()
