@@ -67,7 +67,7 @@ def run(options: GuiOptions) -> int:
     if options.replay is not None:
         window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
     elif options.presentation:
-        window.set_presentation(True)
+        window.presentation.set(True)
     code = app.exec()
     window.close()  # a quit that bypassed the window (session end) still saves and closes the history
     leave(code)

@@ -30,7 +30,7 @@ from .menus import MenusMixin
 from .model_flow import ModelFlowMixin, choice_status, switch_text
 from .model_loader import ModelLoader
 from .preload import after_first_paint
-from .presentation import PresentationMixin
+from .presentation import Presentation
 from .queued_question import QueuedQuestion
 from .race_flow import RaceFlow
 from .recording_flow import RecordingFlowMixin
@@ -57,7 +57,7 @@ def settings_file() -> Path:
 
 
 class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin,
-                 RecordingFlowMixin, PresentationMixin, QMainWindow):
+                 RecordingFlowMixin, QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
 
@@ -67,7 +67,6 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.setWindowTitle(self.tr("SpecLens — exact speculative decoding"))
         self.settings = QSettings(str(settings_file()), QSettings.Format.IniFormat)
         self.theme_name = str(self.settings.value("theme", "system"))
-        self.presenting = False
         self.colors = theme.apply(QApplication.instance(), self.theme_name)
         # The session's facts: the pair, its drafter choice and live γ, the compiled steps, the tree mode and
         # what the engine is doing (app/session). The flows read and change them there; widgets follow.
@@ -93,7 +92,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.queued = QueuedQuestion(self)  # a question sent while the models load
         self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
         self._init_recordings()
-        self._init_presentation()
+        self.presentation = Presentation(self, self.stats, self.offer.describe)  # View ▸ Presentation (F5)
+        self.readout = self.presentation.readout
         self.examples = ExampleFlow(self, self.model, self.chat)  # the example prompts on the empty chat
         self._build_menus()
         self._start_engine_thread()
@@ -147,7 +147,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
     def set_theme(self, name: str) -> None:
         self.theme_name = name
         self.settings.setValue("theme", name)
-        self.colors = theme.apply(QApplication.instance(), name, contrast=self.presenting)
+        self.colors = theme.apply(QApplication.instance(), name, contrast=self.presentation.on)
         self.chat.set_colors(self.colors)
         self.race_view.set_colors(self.colors)
         self.legend.set_colors(self.colors)
@@ -220,7 +220,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         if self.model.closing.is_set():  # closed before: the engine and the history are already shut
             super().closeEvent(event)
             return
-        self.set_presentation(False)  # the saved layout is the desktop one
+        self.presentation.set(False)  # the saved layout is the desktop one
         window_settings.save(self)
         self.cancel.set()
         self.model.closing.set()  # loads stop at their next stage; no waiting work starts any more

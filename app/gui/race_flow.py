@@ -120,7 +120,7 @@ class RaceFlow(QObject):
                 widget.hide()
         self.view.set_colors(w.colors)
         self.view.set_sizes(w.chat.font().pointSize())
-        self.view.controls.setVisible(not w.presenting)
+        self.view.controls.setVisible(not w.presentation.on)
         self.view.show_recording(recording)
 
     def close(self) -> None:

@@ -173,7 +173,7 @@ class RecordingFlowMixin:
     def start_replay(self, recording: Recording, title: str, presentation: bool, speed: float) -> None:
         """`speclens replay`: the window opened without models; play at once."""
         if presentation:
-            self.set_presentation(True)
+            self.presentation.set(True)
         self.playback.speed.setCurrentIndex(self.playback.speed.findData(speed))
         self.play_recording(recording, title)
 

@@ -82,7 +82,7 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
             return "the replay did not finish in time"
         _inspect_a_token(window)
         if presentation:
-            window.set_presentation(True, full_screen=False)
+            window.presentation.set(True, full_screen=False)
             window.resize(*size)
         window.plots.refresh()
         if step is not None:

@@ -133,10 +133,10 @@ def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_wi
 def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, replay_window):
     _, path = recorded
     replay_window.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
-    assert replay_window.presenting and replay_window.player.speed == 2.0 and replay_window.player.playing
+    assert replay_window.presentation.on and replay_window.player.speed == 2.0 and replay_window.player.playing
     replay_window.player.finish()
     qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
-    replay_window.set_presentation(False)
+    replay_window.presentation.set(False)
 
 
 def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatch):

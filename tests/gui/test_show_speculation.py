@@ -61,11 +61,11 @@ def test_a_draft_dropped_live_comes_back_with_its_measured_speed(qtbot, auto_win
 
 def test_presentation_says_target_only_plainly(qtbot, auto_window):
     win = auto_window(SLOW)
-    win.set_presentation(True, full_screen=False)
+    win.presentation.set(True, full_screen=False)
     win.readout.refresh()
     assert win.readout.mode.text() == "Target only: speculation is slower on this machine"
     assert win.readout.mode.isVisible()
-    win.set_presentation(False)
+    win.presentation.set(False)
 
 
 def test_screenshot_step_speculates_where_auto_runs_target_only(qtbot, tiny_pair_dirs, tmp_path, monkeypatch, capsys):

@@ -16,7 +16,7 @@ def test_presentation_mode_and_leaving_it_restores_the_layout(qtbot, window):
     # otherwise widen its dock at the first theme change, presentation or not.
     window.set_theme(window.theme_name)
     qtbot.wait(100)  # let the layout settle
-    before = window.layout_snapshot()
+    before = window.presentation.snapshot()
     window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_F5)  # works with the menu bar hidden too
     qtbot.waitUntil(window.isFullScreen)
@@ -32,8 +32,8 @@ def test_presentation_mode_and_leaving_it_restores_the_layout(qtbot, window):
     qtbot.keyClick(window.chat, Qt.Key.Key_F2)  # F2 shows the input row
     assert window.input.isVisible()
     qtbot.keyClick(window.chat, Qt.Key.Key_Escape)  # Esc leaves
-    assert not window.presenting
-    qtbot.waitUntil(lambda: window.layout_snapshot() == before, timeout=3000)
+    assert not window.presentation.on
+    qtbot.waitUntil(lambda: window.presentation.snapshot() == before, timeout=3000)
 
 
 def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
@@ -58,13 +58,13 @@ def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
     window.race.close()
     assert window.chat.isVisible() and not view.isVisible()
     # a saved race replays in presentation mode
-    window.set_presentation(True, full_screen=False)
+    window.presentation.set(True, full_screen=False)
     assert window.play_file(path)
     assert view.isVisible() and not view.controls.isVisible()
     view.finish()
     assert view.result.text().startswith("Speedup ")
     window.race.close()
-    window.set_presentation(False)
+    window.presentation.set(False)
 
 
 def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
