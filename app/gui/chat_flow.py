@@ -71,13 +71,13 @@ class ChatFlowMixin:
         self.model.begin(State.GENERATING)
         self._sync_buttons()
         self.progress_label.setText(self.tr("Timing target-only steps …") if measure else self.tr("Generating …"))
-        self._record_begin(turns, self.controls.params())
+        self.recordings.begin(turns, self.controls.params())
         self.flush_timer.start()
         self._generate.emit(request)
 
     def stop(self) -> None:
-        if self.model.generating and self.player is not None:
-            self._stop_replay()
+        if self.model.generating and self.recordings.player is not None:
+            self.recordings.stop_replay()
         elif self.model.generating:
             self.cancel.set()
         elif self.queued.waiting:
@@ -105,24 +105,21 @@ class ChatFlowMixin:
 
     def _on_events(self, batch: list) -> None:
         self.pending.extend(batch)  # rendered by the flush timer, in the GUI thread
-        if self.run_builder is not None:
-            self.run_builder.events(batch)
+        self.recordings.events(batch)
 
     def _on_baseline(self, seconds: float) -> None:
         self.stats.set_baseline(seconds)
-        if self.run_builder is not None:
-            self.run_builder.baseline(seconds)
+        self.recordings.baseline(seconds)
 
     def _on_finished(self, fin: FinishedEvent) -> None:
-        self.finish_answer(fin, self._answer_params())
+        self.finish_answer(fin, self.recordings.answer_params())
 
     def _on_failed(self, message: str) -> None:
-        self.fail_answer(message, self._answer_params())
+        self.fail_answer(message, self.recordings.answer_params())
 
     def finish_answer(self, fin: FinishedEvent, params) -> None:
         """The engine's FinishedEvent for the answer streaming (params: what it was decoded with)."""
-        if self.run_builder is not None:
-            self.run_builder.finished(fin)
+        self.recordings.finished(fin)
         self._flush()
         self._end_answer(partial=fin.reason == "cancelled", fin=fin, params=params)
         reasons = {"eos": self.tr("end of answer"), "length": self.tr("max new tokens reached"),
@@ -144,12 +141,12 @@ class ChatFlowMixin:
         message.partial = partial
         message.content = message.text
         new_tokens = sum(1 for t in message.tokens if t.status != "rejected")
-        message.stats.update(self.stats.message_record(fin, new_tokens, params or self._answer_params()))
+        message.stats.update(self.stats.message_record(fin, new_tokens, params or self.recordings.answer_params()))
         if error is not None:
             message.stats["error"] = error  # finish_reason "error": the footer and exports say it failed
         elif fin is None:
             message.stats["finish_reason"] = "cancelled"
-        self._record_end(message)
+        self.recordings.end(message)
         if self.conv_id is not None:
             try:
                 message.db_id = self.store.add_message(
@@ -193,7 +190,7 @@ class ChatFlowMixin:
         elif name == "regenerate" and index == len(self.chat.messages) - 1:
             self.regenerate()
         elif name == "replay" and not self.model.generating:
-            self.replay_message(index)
+            self.recordings.replay(index)
         elif name == "edit" and not self.model.generating:
             self.editing = index
             self.input.setPlainText(self.chat.messages[index].content)

@@ -23,7 +23,7 @@ class HistoryFlowMixin:
 
     def clear_chat(self) -> None:
         """An empty chat, whatever runs (the local server starts each request's chat this way)."""
-        self.close_replay()
+        self.recordings.close()
         self.conv_id = None
         self.editing = None
         self.chat.set_messages([])
@@ -47,7 +47,7 @@ class HistoryFlowMixin:
     def open_conversation(self, conv_id: int) -> None:
         if self.model.generating or conv_id == self.conv_id:
             return
-        self.close_replay()
+        self.recordings.close()
         try:
             info = self.store.conversation(conv_id)
             stored = self.store.messages(conv_id)

@@ -33,7 +33,7 @@ from .preload import after_first_paint
 from .presentation import Presentation
 from .queued_question import QueuedQuestion
 from .race_flow import RaceFlow
-from .recording_flow import RecordingFlowMixin
+from .recording_flow import RecordingFlow
 from .speculation_offer import SpeculationOffer
 from .training_flow import TrainingFlow
 from .window_layout import LayoutMixin
@@ -57,7 +57,7 @@ def settings_file() -> Path:
 
 
 class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin,
-                 RecordingFlowMixin, QMainWindow):
+                 QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
 
@@ -91,7 +91,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self._build_ui()
         self.queued = QueuedQuestion(self)  # a question sent while the models load
         self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
-        self._init_recordings()
+        self.recordings = RecordingFlow(self, self.model)  # every answer recorded; replays
+        self.playback = self.recordings.playback
         self.presentation = Presentation(self, self.stats, self.offer.describe)  # View ▸ Presentation (F5)
         self.readout = self.presentation.readout
         self.examples = ExampleFlow(self, self.model, self.chat)  # the example prompts on the empty chat
@@ -245,8 +246,8 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             # let go once it has ended: the workers are then deleted in this thread, after their last slot
             thread.finished.connect(lambda: _ABANDONED_WORKERS.pop(id(thread), None))
         self.flush_timer.stop()
-        if self.player is not None:
-            self.player.timer.stop()
+        if self.recordings.player is not None:
+            self.recordings.player.timer.stop()
         self.plots.timer.stop()
         self.store.close()
         super().closeEvent(event)

@@ -84,7 +84,7 @@ class Presentation:
     def _presenter_widgets(self) -> list:
         w = self.window
         row = [w.input, w.send_button, w.stop_button]
-        return row + ([w.playback] if w.player is not None else [])
+        return row + ([w.playback] if w.recordings.player is not None else [])
 
     def toggle_controls(self) -> None:
         if not self.on:

@@ -99,7 +99,7 @@ class RaceFlow(QObject):
     def _done(self, recording: Recording) -> None:
         w = self.window
         self.model.end(State.RACING)
-        w.last_recording = recording  # File ▸ Save recording saves the race
+        w.recordings.last = recording  # File ▸ Save recording saves the race
         w.progress_label.setText(QCoreApplication.translate("Race", "Race measured · replaying side by side"))
         self.show(recording)
 

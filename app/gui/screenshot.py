@@ -55,10 +55,10 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
             window.controls.temperature.setValue(temperature)
         window.controls.show_rejected.setChecked(True)
         if replay is not None:
-            if not window.play_file(replay):
+            if not window.recordings.play_file(replay):
                 return window.banner.text()
-            if window.player is not None:
-                window.player.finish()
+            if window.recordings.player is not None:
+                window.recordings.player.finish()
         else:
             if not wait_until(lambda: window.model.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
                 return "the models did not load in time"

@@ -141,7 +141,7 @@ class ServeFlow(QObject):
         w.step.set_live(True)
         w._sync_buttons()
         w.progress_label.setText(QCoreApplication.translate("ServeFlow", "Answering a request from the local server …"))
-        w._record_begin(list(job.messages), job.params)
+        w.recordings.begin(list(job.messages), job.params)
         w.flush_timer.start()
         self.current = answer
 

@@ -23,7 +23,7 @@ class SpeculationOffer:
     def offer(self) -> tuple[str, str, float] | None:
         """(draft spec, label, speedup on this machine) of what one click would run; None: nothing to offer."""
         w = self.window
-        if w.model.target is None or w.model.drafter is not None or w.model.loading or w.player is not None:
+        if w.model.target is None or w.model.drafter is not None or w.model.loading or w.recordings.player is not None:
             return None
         if w.model.switched and w.model.selection is not None and w.model.selection.drafter is not None:
             profile = w.model.selection.profile()
@@ -71,8 +71,8 @@ class SpeculationOffer:
     def describe(self) -> str:
         """For presentation mode: plainly, target-only or which drafter speculates and at what speed."""
         w = self.window
-        if w.player is not None:  # a replay shows what was recorded
-            draft = w.player.run.info.get("draft")
+        if w.recordings.player is not None:  # a replay shows what was recorded
+            draft = w.recordings.player.run.info.get("draft")
             return QCoreApplication.translate("SpeculationOffer", "Replay: speculating with {0}").format(draft["name"]) if draft else \
                 QCoreApplication.translate("SpeculationOffer", "Replay: target only")
         if w.model.drafter is None:

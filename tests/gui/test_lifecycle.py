@@ -156,8 +156,8 @@ TORCH_FREE = """
     app.processEvents()
     shown = sorted(m for m in ("torch", "transformers") if m in sys.modules)
     window.controls.show_rejected.setChecked(True)
-    assert window.play_file(__import__("pathlib").Path(sys.argv[2]))
-    window.player.set_speed(4.0)
+    assert window.recordings.play_file(__import__("pathlib").Path(sys.argv[2]))
+    window.recordings.player.set_speed(4.0)
     while window.model.generating:
         app.processEvents()
     played = sorted(m for m in ("torch", "transformers") if m in sys.modules)

@@ -40,7 +40,7 @@ def recorded(qtbot, window, tmp_path):
     window.controls.max_new.setValue(40)
     send(qtbot, window, "record me")
     path = tmp_path / "answer.speclens"
-    window.save_recording_to(path)
+    window.recordings.save_to(path)
     return window, path
 
 
@@ -50,8 +50,8 @@ def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, re
     assert rec.warning is None and len(rec.runs[0].steps) == len(live.recorder.rounds)
     assert rec.runs[0].info["target"]["fingerprint"] and rec.header["machine"]["cpus"]
     replay_window.controls.show_rejected.setChecked(True)
-    assert replay_window.play_file(path)
-    replay_window.player.set_speed(4.0)
+    assert replay_window.recordings.play_file(path)
+    replay_window.recordings.player.set_speed(4.0)
     qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=30_000)
     assert replay_window.model.target is None  # nothing was loaded
     assert replay_window.chat.statuses_shown(1) == live.chat.statuses_shown(1)
@@ -74,8 +74,8 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
     assert (recordings_dir() / name).is_file()
     assert HistoryStore().messages(live.conv_id)[-1].stats["recording"] == name
     live.chat.action.emit("replay", 1)  # the footer's Replay link
-    assert live.player is not None
-    live.player.finish()
+    assert live.recordings.player is not None
+    live.recordings.player.finish()
     qtbot.waitUntil(lambda: not live.model.generating, timeout=10_000)
     assert [s for _, s in live.chat.statuses_shown(1)]
 
@@ -83,8 +83,8 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
 def test_stepping_and_speed(qtbot, recorded, replay_window):
     _, path = recorded
     win = replay_window
-    win.play_file(path)
-    player = win.player
+    win.recordings.play_file(path)
+    player = win.recordings.player
     player.pause()
     win.playback.step()
     win._flush()
@@ -112,7 +112,7 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
 def test_bad_recordings_get_clear_messages(qtbot, replay_window, tmp_path):
     bad = tmp_path / "bad.speclens"
     bad.write_bytes(b"not a recording")
-    assert not replay_window.play_file(bad)
+    assert not replay_window.recordings.play_file(bad)
     assert "bad.speclens is not a SpecLens recording" in replay_window.banner.text()
 
 
@@ -122,9 +122,9 @@ def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_wi
     cut = path.with_name("cut.speclens")
     cut.write_bytes(data[: len(data) // 2])
     rounds = len(read(cut).runs[0].steps)
-    assert replay_window.play_file(cut)
+    assert replay_window.recordings.play_file(cut)
     assert "ends early" in replay_window.banner.text()
-    replay_window.player.finish()
+    replay_window.recordings.player.finish()
     qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
     message = replay_window.chat.messages[1]
     assert message.partial and len(message.stats["rounds"]) == rounds
@@ -132,9 +132,9 @@ def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_wi
 
 def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, replay_window):
     _, path = recorded
-    replay_window.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
-    assert replay_window.presentation.on and replay_window.player.speed == 2.0 and replay_window.player.playing
-    replay_window.player.finish()
+    replay_window.recordings.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
+    assert replay_window.presentation.on and replay_window.recordings.player.speed == 2.0 and replay_window.recordings.player.playing
+    replay_window.recordings.player.finish()
     qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
     replay_window.presentation.set(False)
 

@@ -53,13 +53,13 @@ def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
     assert {t.status for t in view.panes[0].chat.messages[0].tokens} == {"target"}
     assert view.result.text().startswith("Speedup ")
     path = tmp_path / "race.speclens"
-    window.save_recording_to(path)  # the race is the last recording
+    window.recordings.save_to(path)  # the race is the last recording
     assert read(path).kind == "race" and len(read(path).runs) == 2
     window.race.close()
     assert window.chat.isVisible() and not view.isVisible()
     # a saved race replays in presentation mode
     window.presentation.set(True, full_screen=False)
-    assert window.play_file(path)
+    assert window.recordings.play_file(path)
     assert view.isVisible() and not view.controls.isVisible()
     view.finish()
     assert view.result.text().startswith("Speedup ")
