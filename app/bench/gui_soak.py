@@ -89,7 +89,7 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
         window.input.setPlainText(QUESTIONS[i % len(QUESTIONS)])
         start = time.perf_counter()
         meter.start()
-        window.send()
+        window.chat_flow.send()
         _wait(app, lambda: not window.model.generating, 600)
         meter.stop()
         seconds = time.perf_counter() - start
@@ -101,7 +101,7 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
             rss_first, none_first = process.memory_info().rss, sys.getrefcount(None)
         log(f"message {i + 1}/{messages}: {tokens} tokens in {seconds:.1f} s")
     rss_last, none_last = process.memory_info().rss, sys.getrefcount(None)
-    saved = len(window.store.messages(window.conv_id)) if window.conv_id is not None else 0
+    saved = len(window.store.messages(window.chat_flow.conv_id)) if window.chat_flow.conv_id is not None else 0
     window.close()
     app.processEvents()
     gaps = sorted(meter.gaps)

@@ -80,17 +80,17 @@ class ExampleFlow:
                 "Examples", "This example shows the colours, not a speedup: {0}").format(speed), 8000)
         if example.draft != model.draft_spec:
             self.pending = example.prompt
-            w.load_models(model.target_spec, example.draft)
+            w.model_flow.load_models(model.target_spec, example.draft)
             return
         w.input.setPlainText(example.prompt)
-        w.send()
+        w.chat_flow.send()
 
     def send_pending(self) -> None:
         """After a load: the example that asked for the new draft goes out now."""
         prompt, self.pending = self.pending, None
         if prompt is not None and self.model.target is not None:
             self.window.input.setPlainText(prompt)
-            self.window.send()
+            self.window.chat_flow.send()
 
     def load_failed(self) -> None:
         self.pending = None

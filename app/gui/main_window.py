@@ -1,6 +1,8 @@
-"""The main window: state, the engine thread, look and close. Its behaviour is split by concern:
-window_layout (widgets), menus (actions), model_flow (loading), chat_flow (sending and streaming
-answers), history_flow (conversations and exports).
+"""The main window, the composition root: it owns the chat model (app/session), the widgets, the engine
+thread, the look and closing, and hands the model and the widgets to composed flows: model_flow (loading),
+chat_flow (sending and streaming answers), history_flow (conversations and exports), recording_flow,
+compile_flow, training_flow, race_flow, presentation, examples, serve_flow. window_layout builds the
+widgets, menus the actions.
 
 Widgets only render; the GenerationWorker and ModelLoader live in one engine QThread, so model
 loading and decoding never overlap and the GUI thread never runs a forward pass.
@@ -8,10 +10,9 @@ loading and decoding never overlap and the GUI thread never runs a forward pass.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -20,14 +21,14 @@ from app.paths import user_data_dir
 from app.session import ChatModel, State
 
 from . import theme, window_settings
-from .chat_flow import ChatFlowMixin
+from .chat_flow import ChatFlow
 from .compile_flow import CompileFlow
 from .distill_dialog import DistillWorker
 from .examples import ExampleFlow
-from .history_flow import HistoryFlowMixin
+from .history_flow import HistoryFlow
 from .live_stats import LiveStats
 from .menus import MenusMixin
-from .model_flow import ModelFlowMixin, choice_status, switch_text
+from .model_flow import ModelFlow, choice_status, switch_text
 from .model_loader import ModelLoader
 from .preload import after_first_paint
 from .presentation import Presentation
@@ -40,7 +41,6 @@ from .window_layout import LayoutMixin
 from .window_settings import BASE_FONT_PT
 from .worker import GenerationWorker
 
-FLUSH_MS = 33  # token batches reach the view at most ~30 times a second
 # How long closing waits for the engine to reach its next round or loading stage. A round or stage still
 # running after that is abandoned (its result would be discarded anyway), so quitting takes about this long.
 CLOSE_WAIT_MS = 1000
@@ -56,8 +56,7 @@ def settings_file() -> Path:
     return user_data_dir() / "settings.ini"
 
 
-class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, HistoryFlowMixin,
-                 QMainWindow):
+class MainWindow(LayoutMixin, MenusMixin, QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
 
@@ -73,14 +72,12 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.model = ChatModel(target_spec or str(self.settings.value("target", "default")),
                                draft_spec or str(self.settings.value("draft", "auto")),
                                tree_mode=str(self.settings.value("tree", "auto")))
-        self.conv_id: int | None = None
-        self.answer_index = -1
-        self.editing: int | None = None
         self.lab = None  # the worked-example lab window, built on first use (show_lab)
         self.serving = None  # the ServeFlow while Models ▸ Serve on localhost runs
-        self.cancel = threading.Event()
-        self.pending: list = []
-        self.messages_since_baseline = 0
+        # before the widgets, whose signals reach them
+        self.chat_flow = ChatFlow(self, self.model)
+        self.history = HistoryFlow(self, self.model)
+        self.model_flow = ModelFlow(self, self.model)
         self.stats = LiveStats()
         self._history_error = None
         try:
@@ -102,12 +99,11 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         self.race_view = self.race.view
         self.model.state_changed.connect(lambda _state: self._sync_buttons())  # one sync, from the one state
         window_settings.restore(self)
-        self.flush_timer = QTimer(self, interval=FLUSH_MS, timeout=self._flush)
         if self._history_error:
             self.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(self._history_error))
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._os_scheme_changed)
         if autoload:
-            after_first_paint(self, lambda: self.load_models(self.model.target_spec, self.model.draft_spec))
+            after_first_paint(self, lambda: self.model_flow.load_models(self.model.target_spec, self.model.draft_spec))
 
     def _start_engine_thread(self) -> None:
         self.engine_thread = QThread(self)
@@ -129,11 +125,11 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         """Every engine signal and the window's slot for it: connected at start, and disconnected on close so
         nothing from an abandoned round or load reaches a closed window. One table for both."""
         worker, loader = self.worker, self.loader
-        return [(worker.baseline, self._on_baseline), (worker.events, self._on_events),
-                (worker.finished, self._on_finished), (worker.failed, self._on_failed),
+        return [(worker.baseline, self.chat_flow._on_baseline), (worker.events, self.chat_flow._on_events),
+                (worker.finished, self.chat_flow._on_finished), (worker.failed, self.chat_flow._on_failed),
                 *self.compile_flow.links(worker),
-                (loader.progress, self._on_load_progress), (loader.loaded, self.use_models),
-                (loader.failed, self._on_load_failed)]
+                (loader.progress, self.model_flow._on_load_progress), (loader.loaded, self.model_flow.use_models),
+                (loader.failed, self.model_flow._on_load_failed)]
 
     # --- look and state -----------------------------------------------------------------------
     def show_banner(self, text: str, info: bool = False) -> None:
@@ -202,7 +198,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         labels = self.status_labels
         if self.model.target is not None:
             labels["device"].setText(f"{self.model.target.device.type.upper()} · {self.model.target.kernels}")
-            labels["models"].setText(f"{self.model.target.name} ← {self._draft_name()}")
+            labels["models"].setText(f"{self.model.target.name} ← {self.model_flow._draft_name()}")
         tps = self.stats.tokens_per_second()
         labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")
         alpha = self.stats.session.alpha
@@ -223,7 +219,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             return
         self.presentation.set(False)  # the saved layout is the desktop one
         window_settings.save(self)
-        self.cancel.set()
+        self.chat_flow.cancel.set()
         self.model.closing.set()  # loads stop at their next stage; no waiting work starts any more
         self.training_flow.stop()  # the best checkpoint so far is kept
         self.hide()
@@ -231,12 +227,13 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
         stopped = self.engine_thread.wait(CLOSE_WAIT_MS)
         # The worker's last signals (tokens, then finished or failed) are queued for this thread: deliver
         # them now, while the history is open, instead of after the window has gone.
-        QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+        for receiver in (self, self.chat_flow, self.model_flow, self.compile_flow):
+            QCoreApplication.sendPostedEvents(receiver, QEvent.Type.MetaCall)
         for signal, slot in (*self._engine_links(), *self.training_flow.links):
             signal.disconnect(slot)  # nothing from an abandoned round or load may reach a closed window
         if self.model.state is State.GENERATING:  # the round in flight outlasted the wait: keep what was shown
-            self._flush()
-            self._end_answer(partial=True, fin=None)
+            self.chat_flow._flush()
+            self.chat_flow._end_answer(partial=True, fin=None)
         self.model.close()
         if not stopped:
             thread = self.engine_thread
@@ -245,7 +242,7 @@ class MainWindow(LayoutMixin, MenusMixin, ModelFlowMixin, ChatFlowMixin, History
             _ABANDONED_WORKERS[id(thread)] = (self.worker, self.loader, self.distill_worker)
             # let go once it has ended: the workers are then deleted in this thread, after their last slot
             thread.finished.connect(lambda: _ABANDONED_WORKERS.pop(id(thread), None))
-        self.flush_timer.stop()
+        self.chat_flow.flush_timer.stop()
         if self.recordings.player is not None:
             self.recordings.player.timer.stop()
         self.plots.timer.stop()

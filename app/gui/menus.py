@@ -12,27 +12,27 @@ from .serve_flow import toggle_serving
 class MenusMixin:
     def _build_menus(self) -> None:
         file = self.menuBar().addMenu(self.tr("&File"))
-        file.addAction(self.tr("New chat"), QKeySequence.StandardKey.New, self.new_chat)
-        file.addAction(self.tr("Export conversation as HTML…"), lambda: self._export_conversation("html"))
-        file.addAction(self.tr("Export conversation as Markdown…"), lambda: self._export_conversation("md"))
-        file.addAction(self.tr("Export plots (PNG, SVG, CSV)…"), self._export_plots)
+        file.addAction(self.tr("New chat"), QKeySequence.StandardKey.New, self.history.new_chat)
+        file.addAction(self.tr("Export conversation as HTML…"), lambda: self.history._export_conversation("html"))
+        file.addAction(self.tr("Export conversation as Markdown…"), lambda: self.history._export_conversation("md"))
+        file.addAction(self.tr("Export plots (PNG, SVG, CSV)…"), self.history._export_plots)
         file.addSeparator()
         file.addAction(self.tr("Open recording…"), QKeySequence.StandardKey.Open, lambda: self.recordings.open())
         file.addAction(self.tr("Save recording…"), QKeySequence.StandardKey.Save, lambda: self.recordings.save())
         file.addSeparator()
         file.addAction(self.tr("Quit"), QKeySequence.StandardKey.Quit, self.close)
         chat = self.menuBar().addMenu(self.tr("&Chat"))
-        chat.addAction(self.tr("Send"), QKeySequence("Ctrl+Return"), self.send)
+        chat.addAction(self.tr("Send"), QKeySequence("Ctrl+Return"), self.chat_flow.send)
         chat.addAction(self.tr("Stop"), QKeySequence(Qt.Key.Key_Escape), lambda: self.presentation.escape())
-        chat.addAction(self.tr("Regenerate last answer"), QKeySequence("Ctrl+R"), self.regenerate)
-        chat.addAction(self.tr("Copy last answer"), QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
+        chat.addAction(self.tr("Regenerate last answer"), QKeySequence("Ctrl+R"), self.chat_flow.regenerate)
+        chat.addAction(self.tr("Copy last answer"), QKeySequence("Ctrl+Shift+C"), self.chat_flow.copy_last_answer)
         chat.addSeparator()
         chat.addAction(self.tr("Race: speculative against target only"), QKeySequence("Ctrl+Shift+R"),
                        lambda: self.race.from_input("target"))
         chat.addAction(self.tr("Race: current draft against prompt lookup"), lambda: self.race.from_input("lookup"))
-        QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
+        QShortcut(QKeySequence("Ctrl+Enter"), self, self.chat_flow.send)
         models = self.menuBar().addMenu(self.tr("&Models"))
-        models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
+        models.addAction(self.tr("Recommended pairs…"), self.model_flow.show_recommended_pairs)
         models.addAction(self.tr("Train a draft…"), lambda: self.training_flow.show_dialog())
         models.addAction(self.offer.action)
         serve = models.addAction(self.tr("Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
@@ -44,7 +44,7 @@ class MenusMixin:
         for code, name in (("auto", self.tr("Automatic (fastest exact kernels)")), ("bfloat16", "bfloat16"),
                            ("float32", "float32")):
             action = QAction(name, self, checkable=True, checked=code == current)
-            action.triggered.connect(lambda _=False, c=code: self.set_target_dtype(c))
+            action.triggered.connect(lambda _=False, c=code: self.model_flow.set_target_dtype(c))
             group.addAction(action)
             dtypes.addAction(action)
         trees = models.addMenu(self.tr("Token trees"))  # app.engine.policy.TREE_MODES, held by the chat model
@@ -53,7 +53,7 @@ class MenusMixin:
                            ("on", self.tr("On (always a tree)")), ("off", self.tr("Off (chains only)"))):
             action = QAction(name, self, checkable=True, checked=code == self.model.tree_mode)
             action.setData(code)
-            action.triggered.connect(lambda _=False, c=code: self.set_tree_mode(c))
+            action.triggered.connect(lambda _=False, c=code: self.model_flow.set_tree_mode(c))
             group.addAction(action)
             trees.addAction(action)
         self.tree_actions = group

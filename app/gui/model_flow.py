@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QObject
 from PySide6.QtWidgets import QMessageBox
 
 from app.models import AUTO
@@ -11,7 +11,14 @@ from app.session import State
 from .model_loader import LoadRequest, LoadResult
 
 
-class ModelFlowMixin:
+class ModelFlow(QObject):
+    """Composed into the window, not a mixin: handed the chat model, which it loads pairs into (LOADING while
+    the engine thread loads), and the window whose controls, status bar and progress follow the pair."""
+
+    def __init__(self, window, model) -> None:
+        super().__init__(window)
+        self.window, self.model = window, model
+
     def show_recommended_pairs(self, pairs=None):
         """Models → Recommended pairs…; a choice loads through the loader (download progress included)."""
         from app.models import default_device
@@ -19,7 +26,7 @@ class ModelFlowMixin:
         from .pairs_dialog import PAIRS, PairsDialog
 
         device = self.model.target.device if self.model.target is not None else default_device()
-        dialog = PairsDialog(device, pairs or PAIRS, parent=self)
+        dialog = PairsDialog(device, pairs or PAIRS, parent=self.window)
         dialog.chosen.connect(self.load_models)
         dialog.open()
         return dialog
@@ -28,28 +35,31 @@ class ModelFlowMixin:
         """Load in the engine thread; behind a running answer, the load waits for it to end, so a draft
         swap made while answering applies to the next message. anyway: auto's target-only Selection, whose
         fastest measured drafter draft_spec names (app/gui/speculation_offer.py)."""
-        self.queued.accepting = True  # Send during the load queues the question (app/gui/queued_question.py)
+        w = self.window
+        w.queued.accepting = True  # Send during the load queues the question (app/gui/queued_question.py)
 
         def start() -> None:
-            self.progress.setMaximum(0)  # busy until the loader reports a fraction
-            self.progress.setVisible(True)
-            self.progress_label.setText(self.tr("Loading models …"))
-            dtype = str(self.settings.value("dtype", "auto"))
-            self._load.emit(LoadRequest(target_spec, draft_spec, current=self.model.target, cancel=self.model.closing,
+            w.progress.setMaximum(0)  # busy until the loader reports a fraction
+            w.progress.setVisible(True)
+            w.progress_label.setText(self.tr("Loading models …"))
+            dtype = str(w.settings.value("dtype", "auto"))
+            w._load.emit(LoadRequest(target_spec, draft_spec, current=self.model.target, cancel=self.model.closing,
                                         dtype=dtype, anyway=anyway, tree=self.model.tree))
 
         self.model.when_idle(State.LOADING, start)
-        self._sync_buttons()
+        w._sync_buttons()
 
     def set_target_dtype(self, dtype: str) -> None:
         """The Models menu's dtype picker: stored, and the target reloads in it."""
-        self.settings.setValue("dtype", dtype)
+        w = self.window
+        w.settings.setValue("dtype", dtype)
         if self.model.target is not None and not self.model.loading:
             self.load_models(self.model.target_spec, self.model.draft_spec)
 
     def set_tree_mode(self, mode: str) -> None:
         """Models ▸ Token trees: auto, on or off; stored, and the drafter is chosen again with it."""
-        self.settings.setValue("tree", mode)
+        w = self.window
+        w.settings.setValue("tree", mode)
         self.model.set_tree_mode(mode)
         if self.model.target is not None and not self.model.loading:
             self.load_models(self.model.target_spec, self.model.draft_spec)
@@ -57,68 +67,72 @@ class ModelFlowMixin:
     def recheck_choice(self) -> None:
         """After a message: with draft 'auto', the engine policy may switch to target-only (the last answer
         measured clearly slower, or the live α, c and verify cost predict the draft slower); say why."""
-        last = self.chat.messages[-1].stats if self.chat.messages else {}
+        w = self.window
+        last = w.chat.messages[-1].stats if w.chat.messages else {}
         switch = self.model.recheck(last.get("speedup"), last.get("new_tokens") or 0)
         if switch is None:
             return
-        self.controls.set_auto_gamma(None)
-        self.stats.set_notice(switch_text(switch))
-        self._update_status()
-        self.offer.refresh()
+        w.controls.set_auto_gamma(None)
+        w.stats.set_notice(switch_text(switch))
+        w._update_status()
+        w.offer.refresh()
 
     def _on_load_progress(self, text: str, fraction: float) -> None:
-        self.progress.setMaximum(1000)
-        self.progress.setValue(int(fraction * 1000))
-        self.progress_label.setText(text)
+        w = self.window
+        w.progress.setMaximum(1000)
+        w.progress.setValue(int(fraction * 1000))
+        w.progress_label.setText(text)
 
     def use_models(self, result: LoadResult) -> None:
         """Install a loaded pair: the loader's signal lands here, and benchmarks call it directly."""
-        model = self.model
+        w = self.window
+        model = w.model
         if model.install(result.target, result.drafter, result.draft_spec, result.selection):
-            self.stats.baseline_step = None
-            self.messages_since_baseline = 0
-        self.controls.set_auto_gamma(model.auto)
+            w.stats.baseline_step = None
+            w.chat_flow.messages_since_baseline = 0
+        w.controls.set_auto_gamma(model.auto)
         if model.drafter is not None:  # the step-through's panels, built while the user types
-            self.step.prepare(model.gamma_max(self.controls.hand_gamma()))
-        self.stats.set_notice(plot_notice(model.selection))
+            w.step.prepare(model.gamma_max(w.controls.hand_gamma()))
+        w.stats.set_notice(plot_notice(model.selection))
         from app.models.calibration import trained_drafts  # loaded with the models: torch is in
 
-        self.controls.set_trained_drafts(trained_drafts(result.target))
+        w.controls.set_trained_drafts(trained_drafts(result.target))
         tokenizer = result.target.tokenizer
-        self.details.decode = lambda token_id: tokenizer.decode([token_id])
-        self.step.set_decoder(self.details.decode)
-        self.controls.select(self.controls.target, model.target_spec)
-        self.controls.select(self.controls.draft, model.draft_spec)
-        self.settings.setValue("target", model.target_spec)
-        self.settings.setValue("draft", AUTO if result.anyway else model.draft_spec)  # shown anyway: not kept
-        self.progress.setVisible(False)
-        self.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
-        self.hide_banner()
-        self._update_status()
-        if self.controls.compile.isChecked():
-            self.compile_flow.warm_up()  # still loading: Send waits for the compiled steps
+        w.details.decode = lambda token_id: tokenizer.decode([token_id])
+        w.step.set_decoder(w.details.decode)
+        w.controls.select(w.controls.target, model.target_spec)
+        w.controls.select(w.controls.draft, model.draft_spec)
+        w.settings.setValue("target", model.target_spec)
+        w.settings.setValue("draft", AUTO if result.anyway else model.draft_spec)  # shown anyway: not kept
+        w.progress.setVisible(False)
+        w.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
+        w.hide_banner()
+        w._update_status()
+        if w.controls.compile.isChecked():
+            w.compile_flow.warm_up()  # still loading: Send waits for the compiled steps
         else:
             model.end(State.LOADING)
-        self._sync_buttons()
-        self.examples.measured(result.selection)
-        self.examples.send_pending()
-        self.queued.release()
+        w._sync_buttons()
+        w.examples.measured(result.selection)
+        w.examples.send_pending()
+        w.queued.release()
 
     def _on_load_failed(self, message: str) -> None:
-        self.progress.setVisible(False)
-        self.progress_label.setText("")
+        w = self.window
+        w.progress.setVisible(False)
+        w.progress_label.setText("")
         if self.model.target is not None:  # a failed swap keeps the working pair
-            self.controls.select(self.controls.target, self.model.target_spec)
-            self.controls.select(self.controls.draft, self.model.draft_spec)
-            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message, parent=self)
+            w.controls.select(w.controls.target, self.model.target_spec)
+            w.controls.select(w.controls.draft, self.model.draft_spec)
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message, parent=self.window)
             box.open()
         else:
-            self.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
+            w.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
                              .format(message))
-        self.examples.load_failed()
+        w.examples.load_failed()
         self.model.end(State.LOADING)
-        self.queued.load_failed()
-        self._sync_buttons()
+        w.queued.load_failed()
+        w._sync_buttons()
 
     def _draft_name(self) -> str:
         return self.model.drafter.name if self.model.drafter is not None else self.tr("none (target only)")

@@ -79,7 +79,7 @@ class Presentation:
         if self.on:
             self.set(False)
         else:
-            self.window.stop()
+            self.window.chat_flow.stop()
 
     def _presenter_widgets(self) -> list:
         w = self.window

@@ -44,7 +44,7 @@ class QueuedQuestion:
         box = self.window.input
         typed = box.toPlainText()  # typed while the question waited: kept
         box.setPlainText(text)
-        self.window.send()
+        self.window.chat_flow.send()
         if box.toPlainText():  # not sent (busy): both stay in the box
             box.setPlainText(text + ("\n" + typed if typed.strip() else ""))
         else:

@@ -95,9 +95,9 @@ class RecordingFlow:
         turns = builder.run.info["prompt"]
         title = next((t["content"] for t in reversed(turns) if t["role"] == "user"), "")[:60]
         self.last = Recording(header("answer", title, builder.run.info["device"]), [builder.run])
-        if w.conv_id is None:
+        if w.chat_flow.conv_id is None:
             return
-        path = recordings_dir() / f"{w.conv_id}-{int(time.time() * 1000)}{SUFFIX}"
+        path = recordings_dir() / f"{w.chat_flow.conv_id}-{int(time.time() * 1000)}{SUFFIX}"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write(path, self.last)
@@ -164,7 +164,7 @@ class RecordingFlow:
             return True
         run = recording.runs[0]
         self.close()
-        w.new_chat()
+        w.history.new_chat()
         turns = run.info.get("prompt") or []
         w.system_prompt.setText(next((t["content"] for t in turns if t["role"] == "system"), ""))
         for t in turns:
@@ -174,20 +174,20 @@ class RecordingFlow:
         target = run.info.get("target") or {}
         stats = {"target": target_header(target.get("name", "?"), target.get("kernels")),
                  "draft": draft.get("name", QCoreApplication.translate("Recordings", "none (target only)"))}
-        w.answer_index = w.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
+        w.chat_flow.answer_index = w.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         w.stats.new_message()
         vocab = run.info.get("vocab") or {}
         w.details.decode = lambda token_id: vocab.get(str(token_id), f"#{token_id}")
         self.replay_params = SimpleNamespace(**{**DEFAULT_PARAMS, **(run.info.get("params") or {})})
-        w.cancel = threading.Event()
+        w.chat_flow.cancel = threading.Event()
         self.player = Player(run, parent=w)
-        self.player.baseline.connect(w._on_baseline)
-        self.player.events.connect(w._on_events)
-        self.player.finished.connect(w._on_finished)
+        self.player.baseline.connect(w.chat_flow._on_baseline)
+        self.player.events.connect(w.chat_flow._on_events)
+        self.player.finished.connect(w.chat_flow._on_finished)
         self.player.ended_early.connect(self._cut)
         self.model.begin(State.GENERATING)
         w._sync_buttons()
-        w.flush_timer.start()
+        w.chat_flow.flush_timer.start()
         self.playback.attach(self.player, QCoreApplication.translate("Recordings", "Replay: {0}").format(title or recording.header.get("title", "")))
         if recording.warning:
             w.show_banner(recording.warning, info=True)
@@ -207,8 +207,8 @@ class RecordingFlow:
 
     def _cut(self) -> None:
         w = self.window
-        w._flush()
-        w._end_answer(partial=True, fin=None)
+        w.chat_flow._flush()
+        w.chat_flow._end_answer(partial=True, fin=None)
         w.progress_label.setText(QCoreApplication.translate("Recordings", "Done · the recording ends here"))
 
     def stop_replay(self) -> None:

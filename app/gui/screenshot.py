@@ -75,7 +75,7 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
             else:
                 for prompt in prompts:
                     window.input.setPlainText(prompt)
-                    window.send()
+                    window.chat_flow.send()
                     if not wait_until(lambda: not window.model.generating, ANSWER_TIMEOUT_S):
                         return "the answer did not finish in time"
         if not wait_until(lambda: not window.model.generating, ANSWER_TIMEOUT_S):

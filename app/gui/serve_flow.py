@@ -98,7 +98,7 @@ class ServeFlow(QObject):
         if isinstance(item, Step):
             if self.current is not answer:
                 self._begin(answer)
-            w._on_events(list(item.events))
+            w.chat_flow._on_events(list(item.events))
             return
         if self.current is not answer:
             if item.finished is None and item.error is None:  # cancelled while it waited: nothing to show
@@ -107,42 +107,42 @@ class ServeFlow(QObject):
         self.current = None
         params = answer.job.params  # what the stored stats name, not the window's controls
         if item.error is not None:
-            w.fail_answer(item.error, params)
+            w.chat_flow.fail_answer(item.error, params)
         else:
-            w.finish_answer(item.finished, params)
+            w.chat_flow.finish_answer(item.finished, params)
         if self.host is not None:  # the chat flow ended its answer; serving goes on
             self._waiting()
 
     def _begin(self, answer) -> None:
         """The request's turns as a new chat, and an empty answer streaming, as the chat flow starts one."""
         w, job = self.window, answer.job
-        w.clear_chat()
+        w.history.clear_chat()
         system = "\n\n".join(m["content"] for m in job.messages if m["role"] == "system")
         turns = [m for m in job.messages if m["role"] != "system"]
         w.system_prompt.setText(system)
         title = next((m["content"] for m in reversed(turns) if m["role"] == "user"), "")
         ids = [None] * len(turns)
         try:
-            w.conv_id = w.store.create_conversation(" ".join(title.split())[:60], system)
-            ids = [w.store.add_message(w.conv_id, m["role"], m["content"]) for m in turns]
+            w.chat_flow.conv_id = w.store.create_conversation(" ".join(title.split())[:60], system)
+            ids = [w.store.add_message(w.chat_flow.conv_id, m["role"], m["content"]) for m in turns]
         except HistoryError as exc:
             w.show_banner(QCoreApplication.translate("ServeFlow", "Could not save the request: {0}").format(exc))
         for m, db_id in zip(turns, ids, strict=True):
             w.chat.add_message(ChatMessage(m["role"], m["content"], db_id=db_id))
-        w.conversations.refresh(w.conv_id)
+        w.conversations.refresh(w.chat_flow.conv_id)
         draft = "none" if job.target_only else self.host.pair.draft_name
         stats = {"target": w.model.target.name, "draft": draft, "source": "api"}
-        w.answer_index = w.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
+        w.chat_flow.answer_index = w.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         w.stats.new_message()
         if self.host.baseline_step:
             w.stats.set_baseline(self.host.baseline_step)
-        w.cancel = answer.cancel_event  # Stop ends the served answer too
+        w.chat_flow.cancel = answer.cancel_event  # Stop ends the served answer too
         w.step.clear()
         w.step.set_live(True)
         w._sync_buttons()
         w.progress_label.setText(QCoreApplication.translate("ServeFlow", "Answering a request from the local server …"))
         w.recordings.begin(list(job.messages), job.params)
-        w.flush_timer.start()
+        w.chat_flow.flush_timer.start()
         self.current = answer
 
 

@@ -63,7 +63,7 @@ class SpeculationOffer:
             w._update_status()
             self.refresh()
         else:
-            w.load_models(w.model.target_spec, spec, anyway=w.model.selection)
+            w.model_flow.load_models(w.model.target_spec, spec, anyway=w.model.selection)
         w.statusBar().showMessage(QCoreApplication.translate("SpeculationOffer", "Speculating with {0} anyway: {1:.2f}× on this machine").format(
             label, speedup), 5000)
         return True

@@ -43,7 +43,7 @@ class TrainingFlow(QObject):
         for signal, slot in links:
             signal.connect(slot)
         self.links = links
-        dialog.use_draft.connect(lambda path: w.load_models(self.model.target_spec, path))
+        dialog.use_draft.connect(lambda path: w.model_flow.load_models(self.model.target_spec, path))
         dialog.finished.connect(lambda *_: dialog.running and dialog.stop())  # closing it stops training
         self.dialog = dialog
         dialog.open()

@@ -2,79 +2,79 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>ChatFlowMixin</name>
+    <name>ChatFlow</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="42"/>
+        <location filename="../../app/gui/chat_flow.py" line="60"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="57"/>
+        <location filename="../../app/gui/chat_flow.py" line="76"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="73"/>
+        <location filename="../../app/gui/chat_flow.py" line="92"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="73"/>
+        <location filename="../../app/gui/chat_flow.py" line="92"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="104"/>
+        <location filename="../../app/gui/chat_flow.py" line="125"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="128"/>
+        <location filename="../../app/gui/chat_flow.py" line="151"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="128"/>
+        <location filename="../../app/gui/chat_flow.py" line="151"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="129"/>
+        <location filename="../../app/gui/chat_flow.py" line="152"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="129"/>
+        <location filename="../../app/gui/chat_flow.py" line="152"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="130"/>
+        <location filename="../../app/gui/chat_flow.py" line="153"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="135"/>
+        <location filename="../../app/gui/chat_flow.py" line="159"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="136"/>
+        <location filename="../../app/gui/chat_flow.py" line="160"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="159"/>
+        <location filename="../../app/gui/chat_flow.py" line="184"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="192"/>
+        <location filename="../../app/gui/chat_flow.py" line="221"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="201"/>
+        <location filename="../../app/gui/chat_flow.py" line="230"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -539,19 +539,19 @@
     </message>
 </context>
 <context>
-    <name>HistoryFlowMixin</name>
+    <name>HistoryFlow</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="77"/>
+        <location filename="../../app/gui/history_flow.py" line="88"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="85"/>
+        <location filename="../../app/gui/history_flow.py" line="98"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="88"/>
+        <location filename="../../app/gui/history_flow.py" line="101"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
@@ -734,12 +734,12 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="67"/>
+        <location filename="../../app/gui/main_window.py" line="66"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="106"/>
+        <location filename="../../app/gui/main_window.py" line="103"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
@@ -956,97 +956,94 @@
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="146"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="149"/>
+        <location filename="../../app/gui/model_flow.py" line="163"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="135"/>
+        <location filename="../../app/gui/model_flow.py" line="149"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="138"/>
-        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
-        <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="157"/>
-        <source>Target-only (switched live)</source>
-        <translation>仅目标模型（已实时切换）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="161"/>
-        <source>cached timings</source>
-        <translation>缓存的计时</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="161"/>
-        <source>timed at load</source>
-        <translation>加载时计时</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="165"/>
-        <source>target-only</source>
-        <translation>仅目标模型</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="166"/>
-        <source>Target-only: {0}</source>
-        <translation>仅目标模型：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="168"/>
-        <source>γ auto {0}</source>
-        <translation>γ 自动 {0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="168"/>
-        <source>γ fixed</source>
-        <translation>γ 固定</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="170"/>
-        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
-        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="172"/>
-        <source>{0} · predicted {1:.2f}×</source>
-        <translation>{0} · 预测 {1:.2f}×</translation>
-    </message>
-</context>
-<context>
-    <name>ModelFlowMixin</name>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="36"/>
+        <location filename="../../app/gui/model_flow.py" line="44"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="95"/>
+        <location filename="../../app/gui/model_flow.py" line="108"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="113"/>
+        <location filename="../../app/gui/model_flow.py" line="127"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="116"/>
+        <location filename="../../app/gui/model_flow.py" line="130"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="124"/>
+        <location filename="../../app/gui/model_flow.py" line="138"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="152"/>
+        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
+        <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <source>Target-only (switched live)</source>
+        <translation>仅目标模型（已实时切换）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>cached timings</source>
+        <translation>缓存的计时</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>timed at load</source>
+        <translation>加载时计时</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="179"/>
+        <source>target-only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="180"/>
+        <source>Target-only: {0}</source>
+        <translation>仅目标模型：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <source>γ auto {0}</source>
+        <translation>γ 自动 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <source>γ fixed</source>
+        <translation>γ 固定</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="184"/>
+        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
+        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <source>{0} · predicted {1:.2f}×</source>
+        <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
 </context>
 <context>
@@ -1313,42 +1310,42 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <location filename="../../app/gui/model_flow.py" line="196"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="185"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="187"/>
+        <location filename="../../app/gui/model_flow.py" line="201"/>
         <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
         <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="190"/>
+        <location filename="../../app/gui/model_flow.py" line="204"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="197"/>
+        <location filename="../../app/gui/model_flow.py" line="211"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="199"/>
+        <location filename="../../app/gui/model_flow.py" line="213"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="203"/>
+        <location filename="../../app/gui/model_flow.py" line="217"/>
         <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
         <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="205"/>
+        <location filename="../../app/gui/model_flow.py" line="219"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1513,63 +1510,63 @@
 <context>
     <name>Recordings</name>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="55"/>
+        <location filename="../../app/gui/recording_flow.py" line="62"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="55"/>
+        <location filename="../../app/gui/recording_flow.py" line="62"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="85"/>
+        <location filename="../../app/gui/recording_flow.py" line="106"/>
         <source>The recording was not saved: {0}</source>
         <translation>录制未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="89"/>
+        <location filename="../../app/gui/recording_flow.py" line="111"/>
         <source>No answer to save yet</source>
         <translation>还没有可保存的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="91"/>
+        <location filename="../../app/gui/recording_flow.py" line="113"/>
         <source>Save recording</source>
         <translation>保存录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="92"/>
-        <location filename="../../app/gui/recording_flow.py" line="115"/>
+        <location filename="../../app/gui/recording_flow.py" line="114"/>
+        <location filename="../../app/gui/recording_flow.py" line="139"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="102"/>
+        <location filename="../../app/gui/recording_flow.py" line="125"/>
         <source>Recording saved to {0}</source>
         <translation>录制已保存到 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="114"/>
+        <location filename="../../app/gui/recording_flow.py" line="138"/>
         <source>Open recording</source>
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="149"/>
+        <location filename="../../app/gui/recording_flow.py" line="176"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="164"/>
+        <location filename="../../app/gui/recording_flow.py" line="191"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="169"/>
+        <location filename="../../app/gui/recording_flow.py" line="196"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="183"/>
+        <location filename="../../app/gui/recording_flow.py" line="212"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
     </message>

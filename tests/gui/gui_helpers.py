@@ -44,7 +44,7 @@ class Recorder:
 def send(qtbot, win, text: str, timeout: int = 60_000) -> None:
     """Type a message, press Ctrl+Enter's action, wait until the answer is complete and rendered."""
     win.input.setPlainText(text)
-    win.send()
+    win.chat_flow.send()
     assert win.model.generating
     qtbot.waitUntil(lambda: not win.model.generating, timeout=timeout)
 
@@ -66,5 +66,5 @@ def start_long_answer(window, monkeypatch, text: str, max_new: int):
     window.controls.max_new.setValue(max_new)
     monkeypatch.setattr(window.controls, "params", slow_params(window))
     window.input.setPlainText(text)
-    window.send()
+    window.chat_flow.send()
     return window.recorder

@@ -62,7 +62,7 @@ def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, mo
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert rec.finished[-1].reason == "cancelled"
     assert len(rec.rounds) <= done_at_stop + 1  # at most the round in flight
-    stored = HistoryStore().messages(window.conv_id)
+    stored = HistoryStore().messages(window.chat_flow.conv_id)
     assert stored[-1].role == "assistant" and stored[-1].partial
     assert stored[-1].content == window.chat.messages[-1].text
 
@@ -86,7 +86,7 @@ def test_swapping_the_draft_applies_to_the_next_message(qtbot, window, monkeypat
     model_drafter = window.model.drafter
     monkeypatch.setattr(window.controls, "params", slow_params(window, 0.01))
     window.input.setPlainText("first")
-    window.send()
+    window.chat_flow.send()
     window.controls.draft_chosen.emit("prompt-lookup")  # chosen while answering
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert window.chat.messages[1].stats["draft"] == model_drafter.name
@@ -102,16 +102,16 @@ def test_regenerate_and_edit_replace_later_messages(qtbot, window):
     send(qtbot, window, "one")
     send(qtbot, window, "two")
     window.controls.seed_on.setChecked(False)
-    window.regenerate()
+    window.chat_flow.regenerate()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert [m.role for m in window.chat.messages] == ["user", "assistant"] * 2
     window.chat.action.emit("edit", 0)
     assert window.input.toPlainText() == "one"
     window.input.setPlainText("uno")
-    window.send()
+    window.chat_flow.send()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert [m.content for m in window.chat.messages if m.role == "user"] == ["uno"]
-    stored = HistoryStore().messages(window.conv_id)
+    stored = HistoryStore().messages(window.chat_flow.conv_id)
     assert [m.role for m in stored] == ["user", "assistant"] and stored[0].content == "uno"
 
 
@@ -119,7 +119,7 @@ def test_export_html_contains_the_statuses(qtbot, window, tmp_path):
     window.controls.max_new.setValue(40)
     send(qtbot, window, "export me")
     path = tmp_path / "chat.html"
-    window.export_conversation_to(path, "html")
+    window.history.export_conversation_to(path, "html")
     html = path.read_text(encoding="utf-8")
     for status in {t.status.value for t in window.recorder.tokens if t.emitted}:
         assert f'class="tok {status}"' in html

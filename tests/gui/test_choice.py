@@ -41,7 +41,7 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
 
 def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypatch):
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
-    win.load_models(win.model.target_spec, "self")
+    win.model_flow.load_models(win.model.target_spec, "self")
     qtbot.waitUntil(lambda: not win.model.loading and win.model.drafter is not None, timeout=60_000)
     assert win.status_labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
@@ -53,13 +53,13 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
 
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.drafter is not None
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # no live evidence yet
     for i in range(1, 30):  # the draft is rejected every time in practice
         g = win.model.auto.gamma()
         win.model.auto.observe(RoundEvent(round=i, gamma=g, drafted=g, accepted=0, emitted=1, bonus=False, overlap=(0.0,) * g,
                                    draft_time=1e-5, verify_time=CPU.seconds[g]))
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is None and win.model.auto is None
     assert win.status_labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
@@ -75,13 +75,13 @@ def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
     win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is not None
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # within the noise band
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # too short to judge: mostly prefill
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is None and win.model.auto is None
     win.plots.refresh()
     assert "the last answer ran at 0.50× target-only" in win.plots.notice.text()

@@ -28,7 +28,7 @@ def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
     assert "compiled" in window.progress_label.text()
 
     window.recorder.reset()
-    window.new_chat()
+    window.history.new_chat()
     send(qtbot, window, "hello there")
     assert [t.token_id for t in window.recorder.tokens if t.emitted] == eager
 

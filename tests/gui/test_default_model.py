@@ -39,7 +39,7 @@ def test_default_pair_streams_statuses_that_match_the_engine(qtbot, data_dir):
     window.controls.max_new.setValue(24)
     window.input.setPlainText("Name three colours.")
     beat = Heartbeat()
-    window.send()
+    window.chat_flow.send()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=180_000)
     beat.timer.stop()
     emitted = [t for t in recorder.tokens if t.emitted and t.text.strip("\n")]

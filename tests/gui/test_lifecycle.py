@@ -32,7 +32,7 @@ REOPEN = """
     from app.gui.main_window import MainWindow
     from app.history import HistoryStore
     window = MainWindow(autoload=False)
-    window.open_conversation(HistoryStore().list_conversations()[0].id)
+    window.history.open_conversation(HistoryStore().list_conversations()[0].id)
     window.plots.refresh()
     print(json.dumps({"shown": window.chat.statuses_shown(1), "histogram": window.plots.histogram_counts(),
                       "system": window.system_prompt.text()}))
@@ -76,7 +76,7 @@ QUIT = """
             app.quit()
         elif window.model.target is not None and not window.model.generating:
             window.input.setPlainText("a long answer please")
-            window.send()
+            window.chat_flow.send()
 
     from PySide6.QtCore import QTimer
     timer = QTimer(interval=20, timeout=close_soon)
@@ -104,7 +104,7 @@ def test_closing_mid_work_exits_cleanly(data_dir, tiny_pair_dirs, phase):
 
 def stored(window):
     with HistoryStore() as store:
-        return store.messages(window.conv_id)
+        return store.messages(window.chat_flow.conv_id)
 
 
 def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, window, monkeypatch):
@@ -119,7 +119,7 @@ def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, w
     assert last.content == shown.text and last.tokens == tuple(shown.tokens)
     assert len([t for t in last.tokens if t.status != "rejected"]) == rec.finished[-1].new_tokens
     with pytest.raises(Exception, match="closed database"):
-        window.store.messages(window.conv_id)  # closed, after that last write
+        window.store.messages(window.chat_flow.conv_id)  # closed, after that last write
 
 
 def test_a_round_longer_than_the_close_wait_is_abandoned_and_what_was_shown_is_saved(qtbot, window, monkeypatch):

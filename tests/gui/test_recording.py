@@ -72,7 +72,7 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
     from app.history import HistoryStore
 
     assert (recordings_dir() / name).is_file()
-    assert HistoryStore().messages(live.conv_id)[-1].stats["recording"] == name
+    assert HistoryStore().messages(live.chat_flow.conv_id)[-1].stats["recording"] == name
     live.chat.action.emit("replay", 1)  # the footer's Replay link
     assert live.recordings.player is not None
     live.recordings.player.finish()
@@ -87,7 +87,7 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
     player = win.recordings.player
     player.pause()
     win.playback.step()
-    win._flush()
+    win.chat_flow._flush()
     first_round = read(path).runs[0].steps[0]
     assert player.rounds_played == 1 and not player.playing
     assert len(win.chat.messages[1].tokens) == len(first_round.events) - 1  # tokens, not the RoundEvent
@@ -105,7 +105,7 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
     player.set_speed(0.5)
     player.play()
     assert player.timer.interval() == int(gap * 2 * 1000)
-    win.stop()  # Stop ends the replayed answer where it is, as it does live
+    win.chat_flow.stop()  # Stop ends the replayed answer where it is, as it does live
     assert not win.model.generating and win.chat.messages[1].partial
 
 
@@ -148,16 +148,16 @@ def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatc
     window.controls.max_new.setValue(6)
     send(qtbot, window, "first chat")
     kept = window.chat.messages[-1].stats["recording"]
-    window.new_chat()
+    window.history.new_chat()
     send(qtbot, window, "second chat")
     first = window.chat.messages[-1].stats["recording"]
     assert (recordings_dir() / first).is_file()
-    window.regenerate()
+    window.chat_flow.regenerate()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
     second = window.chat.messages[-1].stats["recording"]
     assert second != first and not (recordings_dir() / first).exists() and (recordings_dir() / second).is_file()
     monkeypatch.setattr("app.gui.conversations.QMessageBox.question",
                         lambda *a, **k: QMessageBox.StandardButton.Yes)
-    window.conversations.delete(window.conv_id)
+    window.conversations.delete(window.chat_flow.conv_id)
     assert not (recordings_dir() / second).exists()
     assert sorted(p.name for p in recordings_dir().iterdir()) == [kept]  # the other chat's file stays

@@ -47,13 +47,13 @@ def test_a_draft_dropped_live_comes_back_with_its_measured_speed(qtbot, auto_win
     drafter = win.model.drafter
     assert drafter is not None and not win.plots.notice_button.isVisible()
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is None
     assert "0.50× on this machine" in win.plots.notice_button.text() and win.plots.notice_button.isVisible()
     assert win.offer.run()
     assert win.model.drafter is drafter and not win.model.loading and win.model.auto is not None  # nothing reloaded
     assert win.offer.describe() == f"Speculating with {drafter.name}, 0.50× on this machine"
-    win.recheck_choice()
+    win.model_flow.recheck_choice()
     assert win.model.drafter is drafter  # a hand pick now: auto does not drop it again
     win.plots.refresh()
     assert "it ran at 0.50× target-only" in win.plots.notice.text()

@@ -69,7 +69,7 @@ def test_pause_holds_the_engine_and_a_step_runs_one_round(qtbot, window):
     qtbot.keyClick(window.step, Qt.Key.Key_Space)  # pause
     assert window.step.pause_button.isChecked()
     window.input.setPlainText("tell me more")
-    window.send()
+    window.chat_flow.send()
     gate, rec = window.round_gate, window.recorder
     qtbot.waitUntil(lambda: gate.waiting, timeout=30_000)
     assert rec.rounds == [] and window.model.generating
@@ -90,9 +90,9 @@ def test_stop_while_paused_ends_the_answer(qtbot, window):
     window.controls.max_new.setValue(200)
     window.step.set_paused(True)
     window.input.setPlainText("abc")
-    window.send()
+    window.chat_flow.send()
     qtbot.waitUntil(lambda: window.round_gate.waiting, timeout=30_000)
-    window.stop()
+    window.chat_flow.stop()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert window.recorder.finished[-1].reason == "cancelled"
 

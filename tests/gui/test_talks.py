@@ -76,5 +76,5 @@ def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
     qtbot.waitUntil(lambda: len(window.chat.messages) == 2 and not window.model.generating, timeout=60_000)
     assert window.chat.messages[0].content == window.examples.items[lookup].prompt
     assert window.model.draft_spec == "prompt-lookup" and window.chat.messages[1].stats["draft"] == "prompt lookup"
-    window.new_chat()
+    window.history.new_chat()
     assert window.examples.items[0].prompt in window.chat.toPlainText()

@@ -105,7 +105,7 @@ def names_of(win) -> set[str]:
     """Model and drafter names shown as they are (they come from the files, not from the UI)."""
     combos = (win.controls.target, win.controls.draft)
     listed = [c.itemText(i) for c in combos for i in range(c.count()) if c.itemData(i) not in UI_ENTRIES]
-    return set(WORD.findall(" ".join([win.model.target.name, win._draft_name(), *listed])))
+    return set(WORD.findall(" ".join([win.model.target.name, win.model_flow._draft_name(), *listed])))
 
 
 def test_the_main_window_step_through_and_lab_speak_chinese(qtbot, zh_window, chinese):
