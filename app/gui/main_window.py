@@ -20,14 +20,14 @@ from app.history import HistoryError, HistoryStore
 from app.paths import user_data_dir
 from app.session import ChatModel, State
 
-from . import theme, window_settings
+from . import i18n, theme, window_settings
 from .chat_flow import ChatFlow
 from .compile_flow import CompileFlow
 from .distill_dialog import DistillWorker
 from .examples import ExampleFlow
 from .history_flow import HistoryFlow
 from .live_stats import LiveStats
-from .menus import MenusMixin
+from .menus import build_menus
 from .model_flow import ModelFlow, choice_status, switch_text
 from .model_loader import ModelLoader
 from .preload import after_first_paint
@@ -37,7 +37,7 @@ from .race_flow import RaceFlow
 from .recording_flow import RecordingFlow
 from .speculation_offer import SpeculationOffer
 from .training_flow import TrainingFlow
-from .window_layout import LayoutMixin
+from .window_layout import build_widgets
 from .window_settings import BASE_FONT_PT
 from .worker import GenerationWorker
 
@@ -56,7 +56,7 @@ def settings_file() -> Path:
     return user_data_dir() / "settings.ini"
 
 
-class MainWindow(LayoutMixin, MenusMixin, QMainWindow):
+class MainWindow(QMainWindow):
     _generate = Signal(object)
     _load = Signal(object)
 
@@ -85,7 +85,7 @@ class MainWindow(LayoutMixin, MenusMixin, QMainWindow):
         except HistoryError as exc:  # the app still works, without saving
             self._history_error = str(exc)
             self.store = HistoryStore(Path(":memory:"))
-        self._build_ui()
+        build_widgets(self)
         self.queued = QueuedQuestion(self)  # a question sent while the models load
         self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
         self.recordings = RecordingFlow(self, self.model)  # every answer recorded; replays
@@ -93,7 +93,7 @@ class MainWindow(LayoutMixin, MenusMixin, QMainWindow):
         self.presentation = Presentation(self, self.stats, self.offer.describe)  # View ▸ Presentation (F5)
         self.readout = self.presentation.readout
         self.examples = ExampleFlow(self, self.model, self.chat)  # the example prompts on the empty chat
-        self._build_menus()
+        build_menus(self)
         self._start_engine_thread()
         self.race = RaceFlow(self, self.model, self.engine_thread)  # after the engine thread exists
         self.race_view = self.race.view
@@ -152,6 +152,20 @@ class MainWindow(LayoutMixin, MenusMixin, QMainWindow):
         self.step.set_colors(self.colors)
         if self.lab is not None:
             self.lab.set_colors(self.colors)
+
+    def show_step_through(self) -> None:
+        """Raise the step-through dock and give it the keyboard, so → and ← step at once."""
+        dock = self.docks["step"]
+        dock.show()
+        dock.raise_()
+        self.step.redraw_if_stale()
+        self.step.setFocus()
+
+
+    def set_language(self, choice: str) -> None:
+        """Stored for the next start: every widget reads its texts when it is built."""
+        i18n.store_choice(choice)
+        self.show_banner(self.tr("The language changes when SpecLens next starts."), info=True)
 
     def show_lab(self):
         """The worked-example lab, one window per main window, created on first use."""

@@ -661,44 +661,44 @@
     </message>
 </context>
 <context>
-    <name>LayoutMixin</name>
+    <name>Layout</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="39"/>
+        <location filename="../../app/gui/window_layout.py" line="38"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="47"/>
+        <location filename="../../app/gui/window_layout.py" line="46"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="49"/>
+        <location filename="../../app/gui/window_layout.py" line="48"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="50"/>
+        <location filename="../../app/gui/window_layout.py" line="49"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="93"/>
+        <location filename="../../app/gui/window_layout.py" line="92"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="94"/>
+        <location filename="../../app/gui/window_layout.py" line="93"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="95"/>
+        <location filename="../../app/gui/window_layout.py" line="94"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="96"/>
+        <location filename="../../app/gui/window_layout.py" line="95"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -743,199 +743,199 @@
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
+    <message>
+        <location filename="../../app/gui/main_window.py" line="168"/>
+        <source>The language changes when SpecLens next starts.</source>
+        <translation>语言将在 SpecLens 下次启动时更改。</translation>
+    </message>
 </context>
 <context>
-    <name>MenusMixin</name>
+    <name>Menus</name>
     <message>
-        <location filename="../../app/gui/menus.py" line="14"/>
+        <location filename="../../app/gui/menus.py" line="13"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="15"/>
+        <location filename="../../app/gui/menus.py" line="14"/>
         <source>New chat</source>
         <translation>新建对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="16"/>
+        <location filename="../../app/gui/menus.py" line="15"/>
         <source>Export conversation as HTML…</source>
         <translation>将对话导出为 HTML…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="17"/>
+        <location filename="../../app/gui/menus.py" line="16"/>
         <source>Export conversation as Markdown…</source>
         <translation>将对话导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="18"/>
+        <location filename="../../app/gui/menus.py" line="17"/>
         <source>Export plots (PNG, SVG, CSV)…</source>
         <translation>导出图表（PNG、SVG、CSV）…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="20"/>
+        <location filename="../../app/gui/menus.py" line="19"/>
         <source>Open recording…</source>
         <translation>打开录制…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="21"/>
+        <location filename="../../app/gui/menus.py" line="20"/>
         <source>Save recording…</source>
         <translation>保存录制…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="23"/>
+        <location filename="../../app/gui/menus.py" line="22"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="24"/>
+        <location filename="../../app/gui/menus.py" line="23"/>
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="25"/>
+        <location filename="../../app/gui/menus.py" line="24"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="26"/>
+        <location filename="../../app/gui/menus.py" line="25"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="27"/>
+        <location filename="../../app/gui/menus.py" line="26"/>
         <source>Regenerate last answer</source>
         <translation>重新生成最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="28"/>
+        <location filename="../../app/gui/menus.py" line="27"/>
         <source>Copy last answer</source>
         <translation>复制最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="30"/>
+        <location filename="../../app/gui/menus.py" line="29"/>
         <source>Race: speculative against target only</source>
         <translation>比赛：推测解码对仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="32"/>
+        <location filename="../../app/gui/menus.py" line="31"/>
         <source>Race: current draft against prompt lookup</source>
         <translation>比赛：当前草稿对提示查找</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="34"/>
+        <location filename="../../app/gui/menus.py" line="33"/>
         <source>&amp;Models</source>
         <translation>模型(&amp;M)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="35"/>
+        <location filename="../../app/gui/menus.py" line="34"/>
         <source>Recommended pairs…</source>
         <translation>推荐的模型组合…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="36"/>
+        <location filename="../../app/gui/menus.py" line="35"/>
         <source>Train a draft…</source>
         <translation>训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="38"/>
+        <location filename="../../app/gui/menus.py" line="37"/>
         <source>Serve on localhost</source>
         <translation>在本机开放 API</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="41"/>
+        <location filename="../../app/gui/menus.py" line="40"/>
         <source>Target dtype</source>
         <translation>目标模型精度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="44"/>
+        <location filename="../../app/gui/menus.py" line="43"/>
         <source>Automatic (fastest exact kernels)</source>
         <translation>自动（最快且精确）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="50"/>
+        <location filename="../../app/gui/menus.py" line="49"/>
         <source>Token trees</source>
         <translation>词元树</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="52"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>Automatic (a tree where it is measured faster)</source>
         <translation>自动（实测更快时用树）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>On (always a tree)</source>
         <translation>开（总是用树）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>Off (chains only)</source>
         <translation>关（只用链）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
+        <location filename="../../app/gui/menus.py" line="59"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="61"/>
+        <location filename="../../app/gui/menus.py" line="60"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="63"/>
+        <location filename="../../app/gui/menus.py" line="62"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="64"/>
+        <location filename="../../app/gui/menus.py" line="63"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="65"/>
+        <location filename="../../app/gui/menus.py" line="64"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="67"/>
+        <location filename="../../app/gui/menus.py" line="66"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="70"/>
-        <location filename="../../app/gui/menus.py" line="81"/>
+        <location filename="../../app/gui/menus.py" line="69"/>
+        <location filename="../../app/gui/menus.py" line="80"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="70"/>
+        <location filename="../../app/gui/menus.py" line="69"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="70"/>
+        <location filename="../../app/gui/menus.py" line="69"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="76"/>
+        <location filename="../../app/gui/menus.py" line="75"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="77"/>
+        <location filename="../../app/gui/menus.py" line="76"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="78"/>
+        <location filename="../../app/gui/menus.py" line="77"/>
         <source>Language</source>
         <translation>语言</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="105"/>
-        <source>The language changes when SpecLens next starts.</source>
-        <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
 </context>
 <context>
