@@ -23,6 +23,7 @@ class CompileFlow(QObject):
         self.request: WarmUpRequest | None = None  # the last warm-up asked for
         self._warm.connect(worker.warm_up)
         window.controls.compile_changed.connect(self.toggled)
+        window.controls.gamma.valueChanged.connect(self._gamma_changed)
 
     def links(self, worker) -> list:
         """The worker's warm-up signals and their slots here (the window's table of engine connections)."""
@@ -33,6 +34,17 @@ class CompileFlow(QObject):
         self.model.set_static(None)
         if on and self.model.target is not None and not self.model.loading:
             # behind a running answer, after it; while loading, use_models starts it once the pair is in
+            self.model.when_idle(State.LOADING, self.warm_up)
+
+    def _beyond_range(self) -> bool:
+        """The γ the controls now allow is past what was compiled (a larger hand-set γ, or γ back on auto)."""
+        request = self.request
+        return request is not None and self.model.gamma_max(self.window.controls.hand_gamma()) > request.max_gamma
+
+    def _gamma_changed(self, *_) -> None:
+        """Compiled again, before the next message, when the new γ range is larger than the compiled one."""
+        if self.model.static is not None and self._beyond_range():
+            self.model.set_static(None)
             self.model.when_idle(State.LOADING, self.warm_up)
 
     def warm_up(self) -> None:
@@ -58,6 +70,10 @@ class CompileFlow(QObject):
         w.stats.baseline_step = None  # the speedup baseline is re-timed on the compiled path
         w.progress.setVisible(False)
         w.progress_label.setText(self.tr("Ready · decoding steps compiled in {0:.1f} s").format(seconds))
+        if self.model.static is not None and self._beyond_range():  # γ was raised while this warmed up
+            self.model.set_static(None)
+            self.warm_up()  # still loading
+            return
         self.model.end(State.LOADING)
         w.queued.release()  # a question sent during the load that preceded this warm-up
 

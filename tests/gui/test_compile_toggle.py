@@ -45,3 +45,21 @@ def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypa
     qtbot.waitUntil(lambda: not window.controls.compile.isChecked(), timeout=30_000)
     assert window.model.static is None and window.send_button.isEnabled()
     assert "not gpt2" in window.banner.text()
+
+
+def test_a_larger_gamma_is_compiled_before_the_next_message(qtbot, window, monkeypatch):
+    monkeypatch.setattr(static_module, "StaticDecoder",
+                        lambda model, compile: StaticDecoder(model, compile=False, min_capacity=64))
+    window.controls.gamma.setValue(2)
+    window.controls.compile.setChecked(True)
+    qtbot.waitUntil(lambda: window.model.static is not None and window.model.idle, timeout=120_000)
+    assert window.compile_flow.request.max_gamma == 2
+    window.controls.gamma.setValue(1)  # within the compiled range: nothing to do
+    assert window.model.static is not None
+    window.controls.gamma.setValue(5)
+    assert window.model.static is None and not window.send_button.isEnabled()  # Send waits for the warm-up
+    qtbot.waitUntil(lambda: window.model.static is not None and window.model.idle, timeout=120_000)
+    assert window.compile_flow.request.max_gamma == 5
+    window.controls.gamma.setValue(0)  # γ auto: the live controller's whole range
+    qtbot.waitUntil(lambda: window.model.static is not None and window.model.idle, timeout=120_000)
+    assert window.compile_flow.request.max_gamma == window.model.auto.gamma_max
