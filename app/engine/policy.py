@@ -22,6 +22,12 @@ TREE_DEPTH = 6  # levels of an auto-sized tree: expansion costs one draft pass p
 AUTO_GAMMA_MAX = 8  # auto γ searches 1..AUTO_GAMMA_MAX (verify cost is measured up to AUTO_GAMMA_MAX + 1 tokens); params.GAMMA_LIMIT bounds a hand-set γ
 MARGIN = 1.03  # a drafter must be predicted this much faster than target-only, or it is not worth the risk
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
+AUTO_GAMMA_START = 4  # γ 'auto' asks for this until a live controller's choice replaces it
+RECHECK_ROUNDS = 12  # live rounds before the load-time choice is second-guessed
+MEASURED_FLOOR = 0.9  # an answer measured this much slower than target-only ends auto's draft at once
+MEASURED_TOKENS = 16  # ... when it had at least this many tokens (shorter ones are mostly prefill)
+# A front end's token-tree switch as the policy's `tree` argument: None lets the measurement choose.
+TREE_MODES: dict[str, bool | None] = {"auto": None, "on": True, "off": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,12 @@ def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts, nodes: int
     tokens = cover * emitted + (1 - cover)
     cost = cover * (draft + verify.v(verified)) + (1 - cover) * verify.v(1)
     return tokens / cost
+
+
+def chain_speedup(alpha: float, gamma: int, c: float, verify_cost: float) -> float:
+    """`speedup` for one pooled α and a measured verify cost v(γ+1) (target steps): the same formula, for
+    inputs measured from rounds (stats, the plots, the server's usage) rather than a calibration."""
+    return speedup(DrafterProfile("", "", c, alpha), gamma, VerifyCosts((1.0,) * gamma + (verify_cost,)))
 
 
 def tree_accepted(profile: DrafterProfile, nodes: int) -> float:
@@ -323,3 +335,35 @@ class TreeSize:
     @property
     def predicted(self) -> float:
         return speedup(self.profile, self.depth, self.verify, self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """Why auto drops its draft after live rounds, as data: a front end words it, `text` is the English."""
+
+    kind: str  # "measured": the last answer ran slower than target-only; "predicted": live α and c say so
+    speedup: float  # the measured speedup, or the live prediction, that made the switch
+    label: str  # the drafter, for people
+    alpha1: float = 0.0  # "predicted": the live acceptance at draft position 1
+    c: float = 0.0  # "predicted": the live draft cost in target steps
+
+    @property
+    def text(self) -> str:
+        if self.kind == "measured":
+            return (f"Switched to target-only: the last answer ran at {self.speedup:.2f}× target-only with "
+                    f"{self.label} (against target-only steps timed in this chat).")
+        return (f"Switched to target-only: the live acceptance at draft position 1 (α₁ {self.alpha1:.2f}) and draft "
+                f"cost (c {self.c:.2f}) predict {self.label} at {self.speedup:.2f}× target-only on this machine.")
+
+
+def recheck(live: AutoGamma | TreeSize, measured: float | None, new_tokens: int) -> Switch | None:
+    """After an answer with draft 'auto': target-only from now on when the answer measured clearly slower
+    than target-only steps timed at the same context (and was long enough to judge), or when after
+    RECHECK_ROUNDS live rounds the live α, c and verify cost predict the draft slower (the load-time probe
+    was optimistic). None: keep the draft. measured: the answer's measured speedup, None when untimed."""
+    if measured is not None and measured < MEASURED_FLOOR and new_tokens >= MEASURED_TOKENS:
+        return Switch("measured", measured, live.label)
+    if live.rounds >= RECHECK_ROUNDS and live.predicted < 1.0:
+        p = live.profile
+        return Switch("predicted", live.predicted, p.label, p.alpha_at(1), p.c)
+    return None

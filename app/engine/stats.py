@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .events import RoundEvent
+from .policy import chain_speedup
 
 
 def acceptance_histogram(rounds: Iterable[RoundEvent], gamma: int) -> list[int]:
@@ -52,8 +53,9 @@ def expected_tokens_per_round(alpha: float, gamma: int) -> float:
 
 
 def predicted_speedup(alpha: float, gamma: int, c: float, verify_cost: float = 1.0) -> float:
-    """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + verify_cost)); verify_cost = 1 is the paper's."""
-    return expected_tokens_per_round(alpha, gamma) / (gamma * c + verify_cost)
+    """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + verify_cost)); verify_cost = 1 is the paper's. The
+    policy's formula (policy.speedup, through chain_speedup), so measured and calibrated predictions agree."""
+    return chain_speedup(alpha, gamma, c, verify_cost)
 
 
 @dataclass(frozen=True, slots=True)

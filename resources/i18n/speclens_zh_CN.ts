@@ -2,79 +2,79 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>ChatFlowMixin</name>
+    <name>ChatFlow</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="40"/>
+        <location filename="../../app/gui/chat_flow.py" line="60"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="55"/>
+        <location filename="../../app/gui/chat_flow.py" line="76"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="71"/>
+        <location filename="../../app/gui/chat_flow.py" line="92"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="71"/>
+        <location filename="../../app/gui/chat_flow.py" line="92"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="102"/>
+        <location filename="../../app/gui/chat_flow.py" line="125"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="119"/>
+        <location filename="../../app/gui/chat_flow.py" line="151"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="119"/>
+        <location filename="../../app/gui/chat_flow.py" line="151"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="120"/>
+        <location filename="../../app/gui/chat_flow.py" line="152"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="120"/>
+        <location filename="../../app/gui/chat_flow.py" line="152"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="121"/>
+        <location filename="../../app/gui/chat_flow.py" line="153"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="126"/>
+        <location filename="../../app/gui/chat_flow.py" line="159"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="127"/>
+        <location filename="../../app/gui/chat_flow.py" line="160"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="149"/>
+        <location filename="../../app/gui/chat_flow.py" line="184"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="182"/>
+        <location filename="../../app/gui/chat_flow.py" line="221"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="191"/>
+        <location filename="../../app/gui/chat_flow.py" line="230"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -128,24 +128,24 @@
     </message>
 </context>
 <context>
-    <name>CompileFlowMixin</name>
+    <name>CompileFlow</name>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="21"/>
+        <location filename="../../app/gui/compile_flow.py" line="56"/>
         <source>Compiling decoding steps …</source>
         <translation>正在准备解码步骤 …</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="28"/>
+        <location filename="../../app/gui/compile_flow.py" line="65"/>
         <source>Compiling decoding steps … {0} of {1}</source>
         <translation>正在准备解码步骤 … {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="35"/>
+        <location filename="../../app/gui/compile_flow.py" line="72"/>
         <source>Ready · decoding steps compiled in {0:.1f} s</source>
         <translation>就绪 · 解码步骤准备用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="48"/>
+        <location filename="../../app/gui/compile_flow.py" line="89"/>
         <source>Compiled decoding is not available: {0}</source>
         <translation>无法使用预先准备的解码步骤：{0}</translation>
     </message>
@@ -243,57 +243,57 @@
         <translation>在 GPU 上将草稿步骤与验证步骤记录为 CUDA 图。第一次准备需要一分以上的时间，完成后可以发送下一条消息；输出的词元完全一样。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="132"/>
+        <location filename="../../app/gui/controls.py" line="136"/>
         <source>auto (fastest measured on this machine)</source>
         <translation>自动（本机实测最快）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="134"/>
+        <location filename="../../app/gui/controls.py" line="138"/>
         <source>reduced-precision copy of the target</source>
         <translation>目标模型的低精度副本</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="135"/>
+        <location filename="../../app/gui/controls.py" line="139"/>
         <source>prompt lookup (n-grams from the prompt)</source>
         <translation>提示查找（取自提示的 n-gram）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="140"/>
+        <location filename="../../app/gui/controls.py" line="144"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="143"/>
+        <location filename="../../app/gui/controls.py" line="147"/>
         <source>Browse folder…</source>
         <translation>浏览文件夹…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="144"/>
+        <location filename="../../app/gui/controls.py" line="148"/>
         <source>Browse .gguf file…</source>
         <translation>浏览 .gguf 文件…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="157"/>
+        <location filename="../../app/gui/controls.py" line="161"/>
         <source>{0} · α {1} (T=0), {2} (T=0.7) · c {3}</source>
         <translation>{0} · α {1}（T=0），{2}（T=0.7）· c {3}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="161"/>
+        <location filename="../../app/gui/controls.py" line="165"/>
         <source>trained draft in {0}</source>
         <translation>训练好的草稿模型，位于 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="175"/>
+        <location filename="../../app/gui/controls.py" line="179"/>
         <source>Model folder (save_pretrained)</source>
         <translation>模型文件夹（save_pretrained）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="177"/>
+        <location filename="../../app/gui/controls.py" line="181"/>
         <source>GGUF model</source>
         <translation>GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="177"/>
+        <location filename="../../app/gui/controls.py" line="181"/>
         <source>GGUF (*.gguf)</source>
         <translation>GGUF 文件 (*.gguf)</translation>
     </message>
@@ -515,17 +515,17 @@
         <translation>提示查找大显身手：从提示中复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="60"/>
+        <location filename="../../app/gui/examples.py" line="64"/>
         <source>{0}: {1:.2f}× target-only on this machine, slower</source>
         <translation>{0}：本机为仅目标模型的 {1:.2f}×，更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="62"/>
+        <location filename="../../app/gui/examples.py" line="66"/>
         <source>{0}: {1:.2f}× target-only on this machine</source>
         <translation>{0}：本机为仅目标模型的 {1:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="74"/>
+        <location filename="../../app/gui/examples.py" line="79"/>
         <source>This example shows the colours, not a speedup: {0}</source>
         <translation>此示例只为显示词元的状态，不是加速：{0}</translation>
     </message>
@@ -539,19 +539,19 @@
     </message>
 </context>
 <context>
-    <name>HistoryFlowMixin</name>
+    <name>HistoryFlow</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="73"/>
+        <location filename="../../app/gui/history_flow.py" line="88"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="81"/>
+        <location filename="../../app/gui/history_flow.py" line="98"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="84"/>
+        <location filename="../../app/gui/history_flow.py" line="101"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
@@ -671,44 +671,44 @@
     </message>
 </context>
 <context>
-    <name>LayoutMixin</name>
+    <name>Layout</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="39"/>
+        <location filename="../../app/gui/window_layout.py" line="38"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="47"/>
+        <location filename="../../app/gui/window_layout.py" line="46"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="49"/>
+        <location filename="../../app/gui/window_layout.py" line="48"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="50"/>
+        <location filename="../../app/gui/window_layout.py" line="49"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="93"/>
+        <location filename="../../app/gui/window_layout.py" line="92"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="94"/>
+        <location filename="../../app/gui/window_layout.py" line="93"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="95"/>
+        <location filename="../../app/gui/window_layout.py" line="94"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="96"/>
+        <location filename="../../app/gui/window_layout.py" line="95"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -744,95 +744,100 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="67"/>
+        <location filename="../../app/gui/main_window.py" line="66"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="112"/>
+        <location filename="../../app/gui/main_window.py" line="103"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
+    <message>
+        <location filename="../../app/gui/main_window.py" line="168"/>
+        <source>The language changes when SpecLens next starts.</source>
+        <translation>语言将在 SpecLens 下次启动时更改。</translation>
+    </message>
 </context>
 <context>
-    <name>MenusMixin</name>
+    <name>Menus</name>
     <message>
-        <location filename="../../app/gui/menus.py" line="14"/>
+        <location filename="../../app/gui/menus.py" line="13"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="15"/>
+        <location filename="../../app/gui/menus.py" line="14"/>
         <source>New chat</source>
         <translation>新建对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="16"/>
+        <location filename="../../app/gui/menus.py" line="15"/>
         <source>Export conversation as HTML…</source>
         <translation>将对话导出为 HTML…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="17"/>
+        <location filename="../../app/gui/menus.py" line="16"/>
         <source>Export conversation as Markdown…</source>
         <translation>将对话导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="18"/>
+        <location filename="../../app/gui/menus.py" line="17"/>
         <source>Export plots (PNG, SVG, CSV)…</source>
         <translation>导出图表（PNG、SVG、CSV）…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="20"/>
+        <location filename="../../app/gui/menus.py" line="19"/>
         <source>Open recording…</source>
         <translation>打开录制…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="21"/>
+        <location filename="../../app/gui/menus.py" line="20"/>
         <source>Save recording…</source>
         <translation>保存录制…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="23"/>
+        <location filename="../../app/gui/menus.py" line="22"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="24"/>
+        <location filename="../../app/gui/menus.py" line="23"/>
         <source>&amp;Chat</source>
         <translation>对话(&amp;C)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="25"/>
+        <location filename="../../app/gui/menus.py" line="24"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="26"/>
+        <location filename="../../app/gui/menus.py" line="25"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="27"/>
+        <location filename="../../app/gui/menus.py" line="26"/>
         <source>Regenerate last answer</source>
         <translation>重新生成最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="28"/>
+        <location filename="../../app/gui/menus.py" line="27"/>
         <source>Copy last answer</source>
         <translation>复制最后的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="30"/>
+        <location filename="../../app/gui/menus.py" line="29"/>
         <source>Race: speculative against target only</source>
         <translation>比赛：推测解码对仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="32"/>
+        <location filename="../../app/gui/menus.py" line="31"/>
         <source>Race: current draft against prompt lookup</source>
         <translation>比赛：当前草稿对提示查找</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="33"/>
+        <location filename="../../app/gui/menus.py" line="32"/>
         <source>Race: current draft as a chain against it as a token tree</source>
         <translation>比赛：当前草稿的链对其词元树</translation>
     </message>
@@ -868,180 +873,192 @@
     </message>
     <message>
         <location filename="../../app/gui/menus.py" line="51"/>
+        <source>Token trees</source>
+        <translation>词元树</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="53"/>
+        <source>Automatic (a tree where it is measured faster)</source>
+        <translation>自动（实测更快时用树）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="54"/>
+        <source>On (always a tree)</source>
+        <translation>开（总是用树）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="54"/>
+        <source>Off (chains only)</source>
+        <translation>关（只用链）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="61"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="52"/>
+        <location filename="../../app/gui/menus.py" line="62"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
+        <location filename="../../app/gui/menus.py" line="64"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="55"/>
+        <location filename="../../app/gui/menus.py" line="65"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="56"/>
+        <location filename="../../app/gui/menus.py" line="66"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="58"/>
+        <location filename="../../app/gui/menus.py" line="68"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="61"/>
-        <location filename="../../app/gui/menus.py" line="72"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
+        <location filename="../../app/gui/menus.py" line="82"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="61"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="61"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="67"/>
+        <location filename="../../app/gui/menus.py" line="77"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="68"/>
+        <location filename="../../app/gui/menus.py" line="78"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="69"/>
+        <location filename="../../app/gui/menus.py" line="79"/>
         <source>Language</source>
         <translation>语言</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="107"/>
-        <source>The language changes when SpecLens next starts.</source>
-        <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
 </context>
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="35"/>
+        <location filename="../../app/gui/training_flow.py" line="30"/>
         <source>Load a target first</source>
         <translation>请先加载目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="61"/>
+        <location filename="../../app/gui/training_flow.py" line="59"/>
         <source>Training a draft …</source>
         <translation>正在训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="74"/>
+        <location filename="../../app/gui/training_flow.py" line="74"/>
         <source>Draft training finished</source>
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="112"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="118"/>
+        <location filename="../../app/gui/model_flow.py" line="163"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="199"/>
+        <location filename="../../app/gui/model_flow.py" line="149"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
-        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
-        <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
-        <source>Target-only (switched live)</source>
-        <translation>仅目标模型（已实时切换）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="214"/>
-        <source>cached timings</source>
-        <translation>缓存的计时</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="214"/>
-        <source>timed at load</source>
-        <translation>加载时计时</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="218"/>
-        <source>target-only</source>
-        <translation>仅目标模型</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="219"/>
-        <source>Target-only: {0}</source>
-        <translation>仅目标模型：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="221"/>
-        <source>γ auto {0}</source>
-        <translation>γ 自动 {0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="221"/>
-        <source>γ fixed</source>
-        <translation>γ 固定</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="223"/>
-        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
-        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="225"/>
-        <source>{0} · predicted {1:.2f}×</source>
-        <translation>{0} · 预测 {1:.2f}×</translation>
-    </message>
-</context>
-<context>
-    <name>ModelFlowMixin</name>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="90"/>
+        <location filename="../../app/gui/model_flow.py" line="44"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="160"/>
+        <location filename="../../app/gui/model_flow.py" line="108"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="178"/>
+        <location filename="../../app/gui/model_flow.py" line="127"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="181"/>
+        <location filename="../../app/gui/model_flow.py" line="130"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="188"/>
+        <location filename="../../app/gui/model_flow.py" line="138"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="152"/>
+        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
+        <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <source>Target-only (switched live)</source>
+        <translation>仅目标模型（已实时切换）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>cached timings</source>
+        <translation>缓存的计时</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>timed at load</source>
+        <translation>加载时计时</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="179"/>
+        <source>target-only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="180"/>
+        <source>Target-only: {0}</source>
+        <translation>仅目标模型：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <source>γ auto {0}</source>
+        <translation>γ 自动 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <source>γ fixed</source>
+        <translation>γ 固定</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="184"/>
+        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
+        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <source>{0} · predicted {1:.2f}×</source>
+        <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
 </context>
 <context>
@@ -1308,42 +1325,42 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="235"/>
+        <location filename="../../app/gui/model_flow.py" line="196"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="238"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="240"/>
+        <location filename="../../app/gui/model_flow.py" line="201"/>
         <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
         <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="243"/>
+        <location filename="../../app/gui/model_flow.py" line="204"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="250"/>
+        <location filename="../../app/gui/model_flow.py" line="211"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="252"/>
+        <location filename="../../app/gui/model_flow.py" line="213"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="256"/>
+        <location filename="../../app/gui/model_flow.py" line="217"/>
         <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
         <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="258"/>
+        <location filename="../../app/gui/model_flow.py" line="219"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1430,37 +1447,37 @@
 <context>
     <name>Race</name>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="96"/>
+        <location filename="../../app/gui/race_flow.py" line="99"/>
         <source>Type a prompt to race first</source>
         <translation>请先输入一个提示再比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="106"/>
+        <location filename="../../app/gui/race_flow.py" line="110"/>
         <source>The {0} draft has no token-tree form to race</source>
         <translation>草稿 {0} 没有可用于比赛的词元树形式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="112"/>
+        <location filename="../../app/gui/race_flow.py" line="116"/>
         <source>Racing: two runs, one after the other …</source>
         <translation>比赛中：两次运行，依次进行…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="120"/>
+        <location filename="../../app/gui/race_flow.py" line="124"/>
         <source>Race measured · replaying side by side</source>
         <translation>比赛已测量 · 并排回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="126"/>
+        <location filename="../../app/gui/race_flow.py" line="129"/>
         <source>The race failed: {0}</source>
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="158"/>
+        <location filename="../../app/gui/race_flow.py" line="161"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="159"/>
+        <location filename="../../app/gui/race_flow.py" line="162"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
@@ -1538,63 +1555,63 @@
 <context>
     <name>Recordings</name>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="54"/>
+        <location filename="../../app/gui/recording_flow.py" line="62"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="54"/>
+        <location filename="../../app/gui/recording_flow.py" line="62"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="84"/>
+        <location filename="../../app/gui/recording_flow.py" line="106"/>
         <source>The recording was not saved: {0}</source>
         <translation>录制未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="88"/>
+        <location filename="../../app/gui/recording_flow.py" line="111"/>
         <source>No answer to save yet</source>
         <translation>还没有可保存的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="90"/>
+        <location filename="../../app/gui/recording_flow.py" line="113"/>
         <source>Save recording</source>
         <translation>保存录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="91"/>
         <location filename="../../app/gui/recording_flow.py" line="114"/>
+        <location filename="../../app/gui/recording_flow.py" line="139"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="101"/>
+        <location filename="../../app/gui/recording_flow.py" line="125"/>
         <source>Recording saved to {0}</source>
         <translation>录制已保存到 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="113"/>
+        <location filename="../../app/gui/recording_flow.py" line="138"/>
         <source>Open recording</source>
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="148"/>
+        <location filename="../../app/gui/recording_flow.py" line="176"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="163"/>
+        <location filename="../../app/gui/recording_flow.py" line="191"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="168"/>
+        <location filename="../../app/gui/recording_flow.py" line="196"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="182"/>
+        <location filename="../../app/gui/recording_flow.py" line="212"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
     </message>
@@ -1602,7 +1619,7 @@
 <context>
     <name>ServeFlow</name>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="38"/>
+        <location filename="../../app/gui/serve_flow.py" line="39"/>
         <source>Load a model pair and wait for the answer to end first</source>
         <translation>请先加载模型对，并等待当前回答结束</translation>
     </message>
@@ -1612,27 +1629,27 @@
         <translation>本机 API 无法启动：127.0.0.1 上没有可用的 TCP port</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="62"/>
+        <location filename="../../app/gui/serve_flow.py" line="63"/>
         <source>Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. Models ▸ Serve on localhost stops it.</source>
         <translation>正在 {1}/v1 开放 {0}（OpenAI API）：经它发来的问题的回答会显示在这里。再次选择“模型 → 在本机开放 API”即可停止。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="82"/>
+        <location filename="../../app/gui/serve_flow.py" line="83"/>
         <source>Serving stopped</source>
         <translation>本机 API 已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="90"/>
+        <location filename="../../app/gui/serve_flow.py" line="87"/>
         <source>Serving at {0}/v1 · waiting for requests</source>
         <translation>本机 API {0}/v1 · 等待问题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="136"/>
+        <location filename="../../app/gui/serve_flow.py" line="129"/>
         <source>Could not save the request: {0}</source>
         <translation>无法保存问题：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="151"/>
+        <location filename="../../app/gui/serve_flow.py" line="143"/>
         <source>Answering a request from the local server …</source>
         <translation>正在回答本机 API 收到的问题…</translation>
     </message>
@@ -1641,12 +1658,12 @@
     <name>SpeculationOffer</name>
     <message>
         <location filename="../../app/gui/speculation_offer.py" line="20"/>
-        <location filename="../../app/gui/speculation_offer.py" line="44"/>
+        <location filename="../../app/gui/speculation_offer.py" line="45"/>
         <source>Show speculation anyway</source>
         <translation>仍然显示推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="41"/>
+        <location filename="../../app/gui/speculation_offer.py" line="42"/>
         <source>Show speculation anyway ({0}, {1:.2f}× on this machine)</source>
         <translation>仍然显示推测解码（{0}，本机 {1:.2f}×）</translation>
     </message>
