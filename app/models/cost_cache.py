@@ -116,7 +116,7 @@ def read_calibration(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]]
     entry = read(key)
     try:
         verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"],
-                             tuple(entry["verify"].get("tree_seconds", ())))
+                             tuple(entry["verify"]["tree_seconds"]))  # older entries lack it: measured again
         profiles = tuple(
             DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"],
                            tuple(p["tree_accepted"]), p["tree_c"])
