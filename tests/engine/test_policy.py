@@ -198,6 +198,15 @@ def test_tree_speedup_is_the_chain_formula_with_the_trees_numbers():
     assert best_nodes(profile(0.1, 0.3), CPU32) == (0, 0.0)  # no measured tree
 
 
+def test_a_tree_is_priced_by_its_own_pass_when_timed():
+    """v_tree (a 4D-masked tree pass, timed as such) prices a tree; the chain keeps v. Unmeasured: v."""
+    p = tree_profile([0.5, 0.8, 1.0, 1.1], tree_c=0.3)
+    timed = replace(CPU32, tree_seconds=tuple(2 * s for s in CPU32.seconds))
+    assert timed.v_tree(5) == pytest.approx(2 * CPU32.v(5)) and CPU32.v_tree(5) == CPU32.v(5)
+    assert speedup(p, TREE_DEPTH, timed, nodes=4) == pytest.approx((1 + 1.1) / (0.3 + 2 * CPU32.v(5)))
+    assert speedup(p, 3, timed) == speedup(p, 3, CPU32)
+
+
 def test_choice_takes_the_tree_when_it_pays_and_says_why_when_it_does_not():
     rising = [0.3 * k for k in range(1, 9)] + [2.4] * 24  # 0.3 more tokens per node up to 8 nodes
     good = tree_profile(rising, tree_c=0.2, name="good")
