@@ -20,12 +20,14 @@ holds after compaction; the rows of a path share its leaf's lane. One plan (lane
 all layers of a pass. tests/engine/test_packed.py checks it on random tensors (GQA or not, across the
 512 boundary, trees) and through whole models, each check with a planted twin that fails.
 
-Measured on the embedded model (2-core AMD EPYC, bf16 packed, 1 thread, CPU seconds, medians of 9
-interleaved repeats, load average 4-4.3), against one kernel call per row (in parentheses): at 335 tokens of context one
-step 23.5 ms (26.5), v(5) / v(9) / v(17) = 1.05 / 1.22 / 1.66 target steps (2.14 / 3.31 / 5.81); at 1500
-tokens one step 32.9 ms (56.4), v(9) 1.38 (5.95); a 300-token prefill 0.25 s (1.20 s), 1500 tokens 2.2 s
-(107 s of CPU at 2 threads). Blocks of 4 / 8 / 12 / 16 / 32 rows gave v(9) 1.34 / 1.29 / 1.23 / 1.24 / 1.22 and a step of
-28.0 / 28.3 / 28.7 / 28.4 / 29.3 ms in one run; key multiples of 64 to 512 were level within noise.
+Measured on the embedded model (2-core AMD EPYC, bf16 packed, medians of 9 interleaved repeats, load
+average 4-4.3 at 1 thread, 2.9 at 2), against one kernel call per row (in parentheses), at 335 tokens
+of context: v(5) / v(9) / v(17) = 1.05 / 1.22 / 1.66 target steps at 1 thread (2.14 / 3.31 / 5.81) and
+0.95 / 1.08 / 1.31 at 2 (1.76 / 2.62 / 4.35); one step 23.5 ms (26.5) and 21.4 ms (21.6). At 1500
+tokens, 1 thread: one step 32.9 ms (56.4), v(9) 1.38 (5.95). Prefill, 1 thread: 300 tokens 0.25 s
+(1.20 s), 1500 tokens 2.2 s (138 s at 2 threads). Blocks of 4 / 8 / 12 / 16 / 32 rows gave v(9) 1.34 /
+1.29 / 1.23 / 1.24 / 1.22 and a step of 28.0 / 28.3 / 28.7 / 28.4 / 29.3 ms in one run; key multiples
+of 64 to 512 were level within noise. Details in docs/benchmark.md.
 """
 
 from __future__ import annotations

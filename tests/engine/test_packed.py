@@ -225,9 +225,8 @@ def test_default_model_on_stock_kernels_drifts(default_target, monkeypatch):
 
 
 def test_static_caches_on_the_packed_path(vocab34_pair):
-    """A static cache's keys are a fixed-length buffer: attention then falls back to PyTorch's kernel with
-    the cache's mask, and greedy still equals target-only. (Row-exact attention on that buffer would
-    attend to unused slots and break this.)"""
+    """A static cache's keys are a fixed-length buffer with stale slots that its additive mask hides: row-exact
+    attention reads each row's filled slots only, and greedy still equals target-only."""
     from app.engine.static import StaticDecoder
 
     target, draft = (packed_copy(m) for m in vocab34_pair)
