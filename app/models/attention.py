@@ -49,8 +49,8 @@ class _Call:
     """One kernel call: nb blocks of Q_ROWS query rows, all against the same key layout."""
 
     rows: torch.Tensor  # [nb * Q_ROWS] long: query rows (row * g + head in group); n * g pads with a zero row
-    keys: torch.Tensor  # [blocks * KV_BLOCK] long: key positions in the order the rows see them (0 pads, masked)
-    mask: torch.Tensor  # [nb, 1, Q_ROWS, blocks * KV_BLOCK] additive: 0 seen, -inf not
+    keys: torch.Tensor  # [L] long, L a multiple of KV_BLOCK: key positions in the rows' order (0 pads, masked)
+    mask: torch.Tensor  # [nb, 1, Q_ROWS, L] additive: 0 seen, -inf not
     real: int  # rows before the padding
 
 
@@ -74,7 +74,7 @@ def row_exact_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Ten
         v = value[0].index_select(1, call.keys).expand(nb, -1, -1, -1)
         o = F.scaled_dot_product_attention(q, k, v, attn_mask=call.mask, scale=scale)  # [nb, kvh, Q_ROWS, d]
         out.index_copy_(0, call.rows[: call.real], o.transpose(1, 2).reshape(nb * Q_ROWS, kvh, d)[: call.real])
-    return out[: n * g].view(n, g, kvh, d).permute(0, 2, 1, 3).reshape(1, n, h, d).transpose(1, 2)
+    return out.view(n, g, kvh, d).permute(0, 2, 1, 3).reshape(1, n, h, d).transpose(1, 2)
 
 
 _last: tuple = (None, None, [])  # (key, seen, plan) of the last pass: its layers share one plan
