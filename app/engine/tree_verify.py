@@ -21,7 +21,7 @@ from .static_kv import StaticKV
 from .tree import Tree, ancestry, tree_mask, tree_positions
 
 # Attention kernels that take an arbitrary additive 4D mask as it is (flash-attention-2 and flex don't).
-MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, row by row under the mask
+MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, each row in shapes of its own under the mask
 
 
 def tree_support(model: PreTrainedModel) -> str | None:
