@@ -43,7 +43,7 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
     window = MainWindow(pair.target.spec, draft_spec, autoload=False)
     window.resize(1400, 900)
     window.show()  # offscreen, but every widget really lays out and paints
-    window.use_models(LoadResult(pair.target, pair.drafter, draft_spec, 0.0))
+    window.model_flow.use_models(LoadResult(pair.target, pair.drafter, draft_spec, 0.0))
     c = window.controls
     c.gamma.setValue(params.gamma)
     c.temperature.setValue(params.temperature)
@@ -57,13 +57,13 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
     window.worker.failed.connect(lambda msg: finished.append(RuntimeError(msg)))
 
     def through_gui(text: str):
-        window.new_chat()
+        window.history.new_chat()
         window.input.setPlainText(text)
         count = len(finished)
         loop = QEventLoop()
-        poll = QTimer(interval=10, timeout=lambda: len(finished) > count and not window.generating and loop.quit())
+        poll = QTimer(interval=10, timeout=lambda: len(finished) > count and not window.model.generating and loop.quit())
         poll.start()
-        window.send()
+        window.chat_flow.send()
         loop.exec()
         poll.stop()
         fin = finished[-1]

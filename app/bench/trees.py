@@ -2,8 +2,8 @@
 their union) on one prompt suite, interleaved, with the policy's prediction beside each measurement.
 
 Per row: tokens/s and its ratio to target-only, mean tokens per round, nodes verified per round (a
-chain verifies γ), the verify pass's cost in target steps, the predicted speedup and the efficiency
-(measured ÷ predicted). Hugging Face `generate` has no token trees, so it has no row here.
+chain verifies γ), the verify pass's and the draft's cost per round in target steps, the predicted
+speedup and the efficiency (measured ÷ predicted). Hugging Face `generate` has no token trees, so it has no row here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Row:
     verify_s: float = 0.0
     seconds: float = 0.0
     outputs: list = field(default_factory=list)
+    static: object | None = None  # the StaticDecoder this row runs on (--static), None: dynamic caches
 
 
 def build_rows(target, trained, lookup, cal, args) -> list[Row]:
@@ -68,11 +69,11 @@ def run_rows(target, rows: list[Row], prompts, params, repeats: int, log) -> Non
             ids = target.encode_chat(list(bp.messages))
             for row in rows:
                 r = generate(target.model, ids, row.drafter, replace(params, gamma=row.gamma),
-                             stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size)
+                             stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size, static=row.static)
                 played = r.rounds[1:]  # the prefill round is the same for every row: left out
                 row.tokens += sum(x.emitted for x in played)
                 row.rounds += len(played)
-                row.verified += sum((x.tree_nodes if x.tree_tokens else x.drafted) + 1 for x in played)
+                row.verified += sum(x.verified for x in played)
                 row.verify_s += sum(x.verify_time for x in played)
                 row.seconds += sum(x.draft_time + x.verify_time for x in played)
                 if rep == 0:
@@ -93,6 +94,7 @@ def summarize(rows: list[Row], temperature: float) -> dict:
             "speedup": measured, "tokens_per_round": row.tokens / row.rounds if row.rounds else None,
             "verified_per_round": row.verified / row.rounds if row.rounds else None,
             "verify_steps": (row.verify_s / row.rounds) / step if row.rounds and step else None,
+            "draft_steps": ((row.seconds - row.verify_s) / row.rounds) / step if row.rounds and step else None,
             "predicted": row.predicted,
             "efficiency": measured / row.predicted if measured and row.predicted else None,
             "same_as_target_only": row.outputs == base.outputs if temperature == 0 else None,
@@ -111,12 +113,12 @@ def markdown(result: dict) -> str:
     for setting in result["settings"]:
         lines += [f"## T = {setting['temperature']:g}", "",
                   "| configuration | tok/s | × target-only | tokens/round | verified/round | verify cost (steps) | "
-                  "predicted × | efficiency |", "|---|---|---|---|---|---|---|---|"]
+                  "draft cost (steps) | predicted × | efficiency |", "|---|---|---|---|---|---|---|---|---|"]
         for r in setting["rows"]:
             same = " (≠ target-only greedy!)" if r["same_as_target_only"] is False else ""
             lines.append(f"| {r['name']}{same} | {f(r['tokens_per_second'], '.1f')} | {f(r['speedup'])} | "
                          f"{f(r['tokens_per_round'])} | {f(r['verified_per_round'], '.1f')} | {f(r['verify_steps'])} | "
-                         f"{f(r['predicted'])} | {f(r['efficiency'])} |")
+                         f"{f(r['draft_steps'])} | {f(r['predicted'])} | {f(r['efficiency'])} |")
         lines.append("")
     lines.append(f"Load average before/after: {m['load_average']['before']} / {m['load_average']['after']}")
     return "\n".join(lines) + "\n"
@@ -124,7 +126,8 @@ def markdown(result: dict) -> str:
 
 def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     """The --trees mode of `speclens bench` (its --target, --trained, --prompts, --repeats, --max-new-tokens,
-    --threads, --seed, --tree-nodes and --out; the temperatures and loading options parsed by it)."""
+    --threads, --seed, --tree-nodes, --static, --compile and --out; the temperatures and loading options
+    parsed by it)."""
     import torch
 
     from app.bench.prompts import load_suite
@@ -144,10 +147,24 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     log("measuring verify costs and the drafters' chains and trees ...")
     cal, _ = calibrate(target, [s for s in (spec, "prompt-lookup") if s])
     rows = build_rows(target, trained, lookup, cal, args)
+    if args.static or args.compile:  # on static caches every row that has a static form, its shapes warmed first
+        from app.engine.static import StaticDecoder
+
+        static = StaticDecoder(target.model, compile=args.compile)
+        for row in rows:
+            reason = static.supports(row.drafter)
+            if reason is not None:
+                log(f"{row.name} stays on dynamic caches: {reason}")
+                row.name += " (dynamic cache)"
+                continue
+            log(f"warming up the static steps of {row.name} ...")
+            static.warm_up(row.drafter, row.gamma)
+            row.static = static
     load_before = os.getloadavg()
     result = {"meta": {"target": target.name, "device": str(target.device), "prompts": args.prompts,
                        "n_prompts": len(prompts), "repeats": args.repeats, "max_new_tokens": args.max_new_tokens,
-                       "threads": args.threads, "verify_seconds": list(cal.verify.seconds)},
+                       "threads": args.threads, "verify_seconds": list(cal.verify.seconds),
+                       "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic"},
               "choice": choose(cal.profiles, cal.verify, device=cal.device).reason, "note": HF_NOTE, "settings": []}
     for t in temperatures:
         params = DecodeParams(temperature=t, top_k=args.top_k, top_p=args.top_p, max_new_tokens=args.max_new_tokens,

@@ -6,9 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-AUTO_GAMMA_START = 4  # placeholder until the measured choice replaces it
 DTYPES = ("auto", "bfloat16", "float32", "float16")
-DEFAULT_TREE_NODES = 16  # --tree on without a measurement or --tree-nodes
 
 if TYPE_CHECKING:  # torch loads only when a command runs: `--help` and `--version` stay instant
     from app.engine import DecodeParams
@@ -153,7 +151,7 @@ def nodes_arg(text: str) -> int | str:
 
 
 def add_tree_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tree", choices=("auto", "on", "off"), default="auto",
+    parser.add_argument("--tree", choices=("auto", "on", "off"), default="auto",  # policy.TREE_MODES
                         help="token trees: 'auto' (a tree where the measured costs predict it beats the chain), "
                              "'on', or 'off' (chains only)")
     parser.add_argument("--tree-nodes", type=nodes_arg, default="auto",
@@ -163,18 +161,20 @@ def add_tree_args(parser: argparse.ArgumentParser) -> None:
 def tree_mode(args: argparse.Namespace) -> bool | None:
     """--tree for the policy: None lets the measurement choose, True/False force a tree or a chain
     (a command without the tree options: None)."""
+    from app.engine.policy import TREE_MODES
+
     if not hasattr(args, "tree"):
         return None
     if args.tree == "auto" and args.tree_nodes != "auto":
         return True  # a node budget asks for a tree
-    return {"auto": None, "on": True, "off": False}[args.tree]
+    return TREE_MODES[args.tree]
 
 
 def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
     """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
     (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
     form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
-    from app.models.drafts import tree_form
+    from app.models.drafts import DEFAULT_TREE_NODES, tree_form
 
     nodes = args.tree_nodes if getattr(args, "tree_nodes", "auto") != "auto" else None
     if drafter is None:
@@ -205,6 +205,7 @@ def add_sampling_args(parser: argparse.ArgumentParser) -> None:
 def params_from(args: argparse.Namespace) -> DecodeParams:
     """Validates and raises ValueError with a one-line message on bad values."""
     from app.engine import DecodeParams
+    from app.engine.policy import AUTO_GAMMA_START
 
     return DecodeParams(
         gamma=AUTO_GAMMA_START if args.gamma == "auto" else args.gamma,

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     input_ids = target.encode_chat(messages)
     # ValueError (an unsupported model or drafter): one line, exit 2. Auto γ may go up to 8.
-    static = static_decoder(args, target.model, drafter, 8 if auto is not None else params.gamma, log)
+    static = static_decoder(args, target.model, drafter, auto.gamma_max if auto is not None else params.gamma, log)
     colour = sys.stdout.isatty() and not args.json
     from app.engine import Result, RoundEvent, Status, TokenEvent, decode
 

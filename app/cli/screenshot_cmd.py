@@ -30,13 +30,15 @@ def add_parser(sub) -> None:
     p.add_argument("--step", type=int, default=None, metavar="ROUND",
                    help="show the round step-through at ROUND (1-based; 0: the first round with a rejection)")
     p.add_argument("--lang", choices=("en", "zh_CN"), default="en", help="UI language (default: English)")
-    p.add_argument("--lab", action="store_true",
-                   help="render the lab (View → Lab) after simulating the paper example; no model is loaded")
+    p.add_argument("--lab", nargs="?", const="chain", choices=("chain", "tree"), default=None,
+                   help="render the lab (View → Lab) after simulating its example: the paper's chain (default) or "
+                   "the token tree's three candidates; no model is loaded")
     p.add_argument("--size", default="1600x1000", help="window size WIDTHxHEIGHT")
     p.add_argument("--data-dir", default=None, help="history and settings folder (default: a fresh temporary one)")
     p.add_argument("--presentation", action="store_true", help="render presentation mode")
-    p.add_argument("--race", nargs="?", const="target", choices=("target", "lookup"), default=None,
-                   help="render the race view: speculative against target-only (default) or against prompt lookup")
+    p.add_argument("--race", nargs="?", const="target", choices=("target", "lookup", "tree"), default=None,
+                   help="render the race view: speculative against target-only (default), against prompt lookup, "
+                   "or the draft as a chain against it as a token tree")
     p.add_argument("--replay", default=None, help="render the window after playing this recording (loads no model)")
     p.set_defaults(run=run)
 
@@ -61,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from app.gui.screenshot import take, take_lab
 
     if args.lab:
-        error = take_lab(out, args.theme)
+        error = take_lab(out, args.theme, tab=args.lab)
         if error:
             print(f"speclens screenshot: error: {error}", file=sys.stderr)
             return 1

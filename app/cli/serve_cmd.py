@@ -36,14 +36,18 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--queue must be >= 1, got {args.queue}")
     params = params_from(args)
     log = sys.stderr
+    from app.session import ChatModel
+
     from .generate_cmd import load_pair
 
     target, drafter, auto = load_pair(args, log)
-    static = static_decoder(args, target.model, drafter, 8 if auto is not None else params.gamma, log)
+    model = ChatModel(args.target, args.draft)  # the pair held as the window holds its own
+    model.install(target, drafter, args.draft, auto=auto)
+    model.set_static(static_decoder(args, target.model, drafter, model.gamma_max(None if auto else params.gamma), log))
     from app.server.host import EngineHost, ServedPair
     from app.server.server import LocalServer
 
-    host = EngineHost(ServedPair(target, drafter, params, auto, static), max_waiting=args.queue)
+    host = EngineHost(ServedPair.of(model, params), max_waiting=args.queue)
     if args.history == "on":
         from app.server.history_sink import HistorySink
 
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     except RuntimeError as exc:
         host.close()
         raise ValueError(str(exc)) from None
-    gamma = "auto" if auto is not None else params.gamma
+    gamma = "auto" if model.auto is not None else params.gamma
     print(f"serving {target.name} (draft: {host.pair.draft_name}, gamma {gamma}) at {server.url}/v1 "
           f"as model {host.pair.model_id!r}; history {args.history}; Ctrl-C stops", file=log, flush=True)
     try:

@@ -18,10 +18,11 @@ from transformers import PreTrainedModel
 from .kv import forward, new_cache, rollback
 from .rounds import DynamicRounds, Rounds
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
+from .static import StaticRounds
 from .static_kv import static_support
 
 if TYPE_CHECKING:
-    from .static import StaticDecoder, StaticDraft, StaticRounds
+    from .static import StaticDecoder, StaticDraft
 
 
 class Drafter(Protocol):
@@ -108,6 +109,8 @@ class ModelDrafter:
 class _StaticModelDraft:
     """A ModelDrafter on a static cache: one token per step, its drafts written into the session's buffer."""
 
+    runner = StaticRounds
+
     def __init__(self, drafter: ModelDrafter) -> None:
         self.drafter = drafter
         self.models = (drafter.model,)
@@ -193,6 +196,7 @@ class _StaticLookup:
     """Prompt lookup on the static path: the proposal is host data, so it needs no cache of its own."""
 
     models = ()
+    runner = StaticRounds
 
     def __init__(self, drafter: PromptLookupDrafter) -> None:
         self.drafter = drafter

@@ -91,6 +91,11 @@ class RoundEvent:
         return len(self.tree_tokens)
 
     @property
+    def verified(self) -> int:
+        """Tokens through this round's verify pass: a tree's nodes (a chain's drafts), plus the root's row."""
+        return (self.tree_nodes if self.tree_tokens else self.drafted) + 1
+
+    @property
     def decisions(self) -> tuple[bool, ...]:
         """The accept decision per tested position: u_i < min(1, p_i/q_i), exactly as the engine compared."""
         return tuple(u < a for u, a in zip(self.u, self.accept_prob, strict=False))

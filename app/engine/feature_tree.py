@@ -15,10 +15,11 @@ from .feature_drafter import FeatureDrafter
 from .feature_net import draft_tree_forward
 from .rounds import Rounds
 from .sampling import DecodeParams
+from .static_tree import static_tree_form
 from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand
 from .tree_drafters import draft_logprobs
-from .tree_rounds import TreeRounds, tree_static_reason
+from .tree_rounds import TreeRounds
 
 
 class FeatureTreeDrafter:
@@ -40,8 +41,8 @@ class FeatureTreeDrafter:
     def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
         self.chain.commit(kept, features, start)
 
-    def static_form(self, decoder) -> str:
-        return tree_static_reason(self)
+    def static_form(self, decoder):
+        return static_tree_form(self, decoder)
 
     def dynamic_rounds(self, target, prompt, generator) -> Rounds:
         return TreeRounds(target, prompt, self, generator)

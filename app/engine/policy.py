@@ -5,8 +5,8 @@ when the acceptance per draft position is known) and costs γ·c + v(γ+1) targe
 drafted token's cost and v(n) the cost of one target pass over n tokens, both measured on this
 machine. Target-only decoding costs v(1) = 1 per token, so the predicted speedup of a drafter at γ is
 E[N] / (γ·c + v(γ+1)). A token tree of n nodes is the same formula with E[N] = 1 + E[accepted](n),
-measured per node budget, one tree draft's cost and v(n + 1): the node budget, chain or tree, and no
-draft at all are chosen by one number. Pure arithmetic: no torch. γ and the node budget only change
+measured per node budget, one tree draft's cost and v_tree(n + 1) (a tree pass, timed as such): the
+node budget, chain or tree, and no draft at all are chosen by one number. Pure arithmetic: no torch. γ and the node budget only change
 speed, never the output's distribution, so nothing here can affect exactness.
 """
 
@@ -22,15 +22,26 @@ TREE_DEPTH = 6  # levels of an auto-sized tree: expansion costs one draft pass p
 AUTO_GAMMA_MAX = 8  # auto γ searches 1..AUTO_GAMMA_MAX (verify cost is measured up to AUTO_GAMMA_MAX + 1 tokens); params.GAMMA_LIMIT bounds a hand-set γ
 MARGIN = 1.03  # a drafter must be predicted this much faster than target-only, or it is not worth the risk
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
+AUTO_GAMMA_START = 4  # γ 'auto' asks for this until a live controller's choice replaces it
+RECHECK_ROUNDS = 12  # live rounds before the load-time choice is second-guessed
+MEASURED_FLOOR = 0.9  # an answer measured this much slower than target-only ends auto's draft at once
+MEASURED_TOKENS = 16  # ... when it had at least this many tokens (shorter ones are mostly prefill)
+# A front end's token-tree switch as the policy's `tree` argument: None lets the measurement choose.
+TREE_MODES: dict[str, bool | None] = {"auto": None, "on": True, "off": False}
 
 
 @dataclass(frozen=True, slots=True)
 class VerifyCosts:
     """Seconds of one target pass over n new tokens after a cached context, n = 1..len(seconds), with the
-    head applied at every position, as the engine does; `head` is one head row's seconds (reported)."""
+    head applied at every position, as the engine does; `head` is one head row's seconds (reported).
+    `tree_seconds`: the same for a token tree's pass (the root and n - 1 nodes under a 4D mask), timed as
+    such because it is not a chain pass's cost: on the bf16 CPU path (row-exact attention under a mask)
+    a 17-token tree pass measured 5.9 target steps against 3.6 for a chain pass at the 335-token probe context
+    (busy machine). () when unmeasured (a target that takes no tree): v(n) stands in."""
 
     seconds: tuple[float, ...]
     head: float = 0.0
+    tree_seconds: tuple[float, ...] = ()
 
     @property
     def step(self) -> float:
@@ -39,11 +50,18 @@ class VerifyCosts:
 
     def v(self, n: int) -> float:
         """v(n) in target steps; past the table, extrapolated linearly from its last two points."""
-        if n <= len(self.seconds):
-            return self.seconds[n - 1] / self.step
-        last = self.seconds[-1] / self.step
-        slope = (self.seconds[-1] - self.seconds[-2]) / self.step if len(self.seconds) > 1 else 1.0
-        return last + max(slope, 0.0) * (n - len(self.seconds))
+        return self._steps(self.seconds, n)
+
+    def v_tree(self, n: int) -> float:
+        """A tree pass over n tokens (the root and n - 1 nodes) in target steps; v(n) where unmeasured."""
+        return self._steps(self.tree_seconds, n) if self.tree_seconds else self.v(n)
+
+    def _steps(self, seconds: tuple[float, ...], n: int) -> float:
+        if n <= len(seconds):
+            return seconds[n - 1] / self.step
+        last = seconds[-1] / self.step
+        slope = (seconds[-1] - seconds[-2]) / self.step if len(seconds) > 1 else 1.0
+        return last + max(slope, 0.0) * (n - len(seconds))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +101,18 @@ def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts, nodes: int
     proposal is a plain target step."""
     cover = profile.coverage
     if nodes:
-        emitted, draft, verified = 1 + tree_accepted(profile, nodes), profile.tree_c, nodes + 1
+        emitted, draft, verified = 1 + tree_accepted(profile, nodes), profile.tree_c, verify.v_tree(nodes + 1)
     else:
-        emitted, draft, verified = expected_tokens(profile, gamma), gamma * profile.c, gamma + 1
+        emitted, draft, verified = expected_tokens(profile, gamma), gamma * profile.c, verify.v(gamma + 1)
     tokens = cover * emitted + (1 - cover)
-    cost = cover * (draft + verify.v(verified)) + (1 - cover) * verify.v(1)
+    cost = cover * (draft + verified) + (1 - cover) * verify.v(1)
     return tokens / cost
+
+
+def chain_speedup(alpha: float, gamma: int, c: float, verify_cost: float) -> float:
+    """`speedup` for one pooled α and a measured verify cost v(γ+1) (target steps): the same formula, for
+    inputs measured from rounds (stats, the plots, the server's usage) rather than a calibration."""
+    return speedup(DrafterProfile("", "", c, alpha), gamma, VerifyCosts((1.0,) * gamma + (verify_cost,)))
 
 
 def tree_accepted(profile: DrafterProfile, nodes: int) -> float:
@@ -125,9 +149,9 @@ class Limit:
     """What limits a drafter, as data: the GUI words it in the user's language, `text` is the English."""
 
     kind: str  # "cost" (c), "coverage" (share of rounds it proposes in), "acceptance" (α against v(γ+1)),
-    # or "tree": why its best tree loses to its chain (value: E[accepted] of that tree, verify: v(nodes + 1))
+    # or "tree": why its best tree loses to its chain (value: E[accepted] of that tree, verify: v_tree(nodes + 1))
     value: float  # c, the coverage, α, or the tree's E[accepted]
-    verify: float  # v(γ+1) in target steps (a tree: v(nodes + 1))
+    verify: float  # v(γ+1) in target steps (a tree: v_tree(nodes + 1))
     device: str  # "CPU", "CUDA", "MPS"
     nodes: int = 0  # "tree": the best tree's node budget
 
@@ -203,7 +227,7 @@ def option_for(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AU
     if tree or t > s + 1e-9:
         limit = limit_of(profile, TREE_DEPTH, verify, device)
         return Option(profile.name, profile.label, TREE_DEPTH, t, limit, nodes)
-    why = Limit("tree", tree_accepted(profile, nodes), verify.v(nodes + 1), device, nodes)
+    why = Limit("tree", tree_accepted(profile, nodes), verify.v_tree(nodes + 1), device, nodes)
     return Option(chain.name, chain.label, chain.gamma, chain.predicted, chain.limit, 0, why)
 
 
@@ -312,7 +336,7 @@ class TreeSize:
         w = self.weight
         self.accepted += w * (r.accepted - self.accepted)
         self.draft_s += w * (r.draft_time - self.draft_s)
-        calibrated = self.verify.v(r.tree_nodes + 1) * self.verify.step
+        calibrated = self.verify.v_tree(r.tree_nodes + 1) * self.verify.step
         if r.verify_time > 0 and calibrated > 0:
             self.scale += w * (r.verify_time / calibrated - self.scale)
         self.rounds += 1
@@ -323,3 +347,35 @@ class TreeSize:
     @property
     def predicted(self) -> float:
         return speedup(self.profile, self.depth, self.verify, self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """Why auto drops its draft after live rounds, as data: a front end words it, `text` is the English."""
+
+    kind: str  # "measured": the last answer ran slower than target-only; "predicted": live α and c say so
+    speedup: float  # the measured speedup, or the live prediction, that made the switch
+    label: str  # the drafter, for people
+    alpha1: float = 0.0  # "predicted": the live acceptance at draft position 1
+    c: float = 0.0  # "predicted": the live draft cost in target steps
+
+    @property
+    def text(self) -> str:
+        if self.kind == "measured":
+            return (f"Switched to target-only: the last answer ran at {self.speedup:.2f}× target-only with "
+                    f"{self.label} (against target-only steps timed in this chat).")
+        return (f"Switched to target-only: the live acceptance at draft position 1 (α₁ {self.alpha1:.2f}) and draft "
+                f"cost (c {self.c:.2f}) predict {self.label} at {self.speedup:.2f}× target-only on this machine.")
+
+
+def recheck(live: AutoGamma | TreeSize, measured: float | None, new_tokens: int) -> Switch | None:
+    """After an answer with draft 'auto': target-only from now on when the answer measured clearly slower
+    than target-only steps timed at the same context (and was long enough to judge), or when after
+    RECHECK_ROUNDS live rounds the live α, c and verify cost predict the draft slower (the load-time probe
+    was optimistic). None: keep the draft. measured: the answer's measured speedup, None when untimed."""
+    if measured is not None and measured < MEASURED_FLOOR and new_tokens >= MEASURED_TOKENS:
+        return Switch("measured", measured, live.label)
+    if live.rounds >= RECHECK_ROUNDS and live.predicted < 1.0:
+        p = live.profile
+        return Switch("predicted", live.predicted, p.label, p.alpha_at(1), p.c)
+    return None

@@ -8,23 +8,27 @@ The round is the one `DynamicRounds` runs, in the same order of random draws, wi
 - drafts, the verdict and the top entries come back in `accept`'s one packed transfer;
 - draft and verify times come from CUDA events on a GPU (wall clock elsewhere), so timing adds
   no sync either.
+A static form names its runner (`StaticDraft.runner`): StaticRounds for a chain, and for a token tree
+static_tree.StaticTreeRounds, which keeps these buffers and this clock.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 from transformers import PreTrainedModel
 
 from .acceptance import accept
-from .drafters import Drafter
 from .kv import context_limit, sync
 from .rounds import Round
 from .sampling import DecodeParams, fit_vocab, logits_to_probs
 from .static_kv import MIN_CAPACITY, PAD_SLACK, StaticModel, static_support, verify_size
+
+if TYPE_CHECKING:
+    from .drafters import Drafter
 
 Progress = Callable[[int, int, str], None]  # (done, total, what) during warm-up
 WARM_CALLS = 3  # CUDA graph trees: a warm-up run, the capture, then one replay
@@ -34,6 +38,7 @@ class StaticDraft(Protocol):
     """A drafter's form on static caches (from `Drafter.static_form`): it drafts without a host sync."""
 
     models: tuple[PreTrainedModel, ...]  # draft models that need a static cache of their own (may be empty)
+    runner: type[StaticRounds]  # its rounds: StaticRounds for a chain (static_tree.StaticTreeRounds for a tree)
 
     def begin(self, rounds: StaticRounds, prompt_len: int) -> None:
         """The prompt is in rounds.ctx and every cache is allocated: prefill what the draft holds."""
@@ -91,7 +96,8 @@ class StaticDecoder:
         form = self.form(drafter)
         if isinstance(form, str):
             raise ValueError(form)
-        return StaticRounds(self, prompt, form, generator, len(prompt) + max_new_tokens)
+        runner = form.runner if form is not None else StaticRounds
+        return runner(self, prompt, form, generator, len(prompt) + max_new_tokens)
 
     def warm_up(self, drafter: Drafter | None = None, gammas: int | Iterable[int] = 4,
                 progress: Progress | None = None) -> float:
@@ -100,7 +106,9 @@ class StaticDecoder:
         """
         start = time.perf_counter()
         gammas = range(1, gammas + 1) if isinstance(gammas, int) else gammas
-        sizes = sorted({1} | {verify_size(g + 1) for g in gammas})  # 1: target-only rounds
+        form = self.form(drafter)
+        runner = form.runner if form is not None and not isinstance(form, str) else StaticRounds
+        sizes = runner.verify_sizes(drafter, gammas)
         prompt = [0] * 4
         rounds = self.begin(prompt, drafter, torch.Generator(device=self.device), sizes[-1] + 4)
         drafts = [rounds.static_model(m) for m in rounds.form.models] if rounds.form is not None else []
@@ -109,7 +117,7 @@ class StaticDecoder:
             if progress:
                 progress(done, total, f"verify step, {size} tokens")
             for _ in range(WARM_CALLS):
-                rounds.target.verify(rounds.ctx[3 : 3 + size], 3, 1)
+                rounds.warm_verify(size)
         for done, draft in enumerate(drafts, len(sizes)):
             if progress:
                 progress(done, total, "draft step")
@@ -137,10 +145,23 @@ class StaticRounds:
             self.models.append(draft)
         self.ctx = torch.zeros(self.target.capacity + PAD_SLACK, dtype=torch.long, device=self.device)
         self.ctx[: len(prompt)] = torch.tensor(prompt, dtype=torch.long)
-        self.target.prefill(self.ctx[: len(prompt) - 1])
+        self.prefill(len(prompt))
         if form is not None:
             form.begin(self, len(prompt))
         self.clock = _Clock(self.device)
+
+    @staticmethod
+    def verify_sizes(drafter: Drafter | None, gammas: Iterable[int]) -> list[int]:
+        """The padded verify sizes rounds at these gammas use (what warm-up runs once each)."""
+        return sorted({1} | {verify_size(g + 1) for g in gammas})  # 1: target-only rounds
+
+    def warm_verify(self, size: int) -> None:
+        """One verify pass of `size` tokens on the dummy context (warm-up: its shape compiles here)."""
+        self.target.verify(self.ctx[3 : 3 + size], 3, 1)
+
+    def prefill(self, prompt_len: int) -> None:
+        """The prompt but its newest token into the target's cache (that token is fed by the first round)."""
+        self.target.prefill(self.ctx[: prompt_len - 1])
 
     def static_model(self, model: PreTrainedModel) -> StaticModel:
         """The static cache of one of the form's draft models, at this generation's capacity."""

@@ -19,9 +19,10 @@ from transformers.cache_utils import Cache, StaticLayer
 
 from .kv import cache_argument, sync
 
-# Verify feeds gamma + 1 tokens padded up to the next of these (GAMMA_LIMIT = 16 needs 17 -> 32);
-# each size is one compiled graph, so the set is small.
-PADDED_SIZES = (1, 2, 4, 8, 16, 32)
+# Verify feeds gamma + 1 tokens padded up to the next of these (GAMMA_LIMIT = 16 needs 17 -> 32), a
+# token tree its root and nodes (policy.TREE_NODES_MAX = 32 needs 33 -> 64); each size is one compiled
+# graph, so the set is small.
+PADDED_SIZES = (1, 2, 4, 8, 16, 32, 64)
 PAD_SLACK = PADDED_SIZES[-1]  # padding writes past the real tokens: the buffers are this much longer
 MIN_CAPACITY = 1024  # buffers grow in powers of two from here, so typical chats reuse one compiled graph
 SUPPORTED_TYPES = {"llama", "qwen2", "qwen3", "mistral"}  # lm_head(hidden) logits, full attention, RoPE
@@ -75,9 +76,10 @@ class StaticKV(Cache):
 class StaticModel:
     """One model with its static cache: eager prefill, and two fixed-shape calls that can be compiled.
 
-    `step(tokens [1], pos [1]) -> logits [V_model]` (a draft step or a target-only step), and
-    `trunk(tokens [S], pos [S]) -> hidden [S, H]` for verification; the head is applied outside
-    the trunk to the real rows only, so padding costs no vocabulary projection.
+    `step(tokens [1], pos [1]) -> logits [V_model]` (a draft step or a target-only step),
+    `trunk(tokens [S], pos [S]) -> hidden [S, H]` for verification, and `tree(tokens [S], pos [S],
+    slots [S], block [S, S]) -> hidden [S, H]` for a token tree's; the head is applied outside the
+    trunk to the real rows only, so padding costs no vocabulary projection.
     """
 
     def __init__(self, model: PreTrainedModel, capacity: int, compile: bool = False, backend: str = "inductor",
@@ -99,6 +101,7 @@ class StaticModel:
         self.resize(capacity)
         self._step = self._eager_step
         self._trunk = self._eager_trunk
+        self._tree = self._eager_tree
         if compile:
             # One graph per shape and per buffer size, for every model: more than dynamo's default 8.
             cfg = torch._dynamo.config
@@ -108,6 +111,7 @@ class StaticModel:
             options = {"mode": "reduce-overhead"} if backend == "inductor" else {"backend": backend}
             self._step = torch.compile(self._eager_step, dynamic=False, **options)
             self._trunk = torch.compile(self._eager_trunk, dynamic=False, **options)
+            self._tree = torch.compile(self._eager_tree, dynamic=False, **options)
 
     def resize(self, capacity: int) -> None:
         """Buffers for at least `capacity` real positions; they never shrink (a new size recompiles)."""
@@ -141,13 +145,23 @@ class StaticModel:
         zero = torch.zeros((), dtype=self.dtype, device=self.device)
         return torch.where(visible, zero, torch.finfo(self.dtype).min)[None, None]
 
-    def _hidden(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        self.cache.write_at = pos
+    def _tree_mask(self, slots: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
+        """Additive mask [1, 1, S, size] for S rows written at the contiguous slots [S]: every row sees the
+        slots before slots[0] (the committed context), then the fed rows block [S, S] lets it see."""
+        visible = (self.slots[None, :] < slots[:1, None]).expand(len(slots), -1).index_copy(1, slots, block)
+        zero = torch.zeros((), dtype=self.dtype, device=self.device)
+        return torch.where(visible, zero, torch.finfo(self.dtype).min)[None, None]
+
+    def _forward(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        self.cache.write_at = slots
         out = self.base(
-            input_ids=tokens.view(1, -1), position_ids=pos.view(1, -1), attention_mask=self._mask(pos),
+            input_ids=tokens.view(1, -1), position_ids=pos.view(1, -1), attention_mask=mask,
             use_cache=True, **{self.cache_kwarg: self.cache},
         )
         return out.last_hidden_state[0]
+
+    def _hidden(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        return self._forward(tokens, pos, pos, self._mask(pos))
 
     def _eager_step(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         return self.head(self._hidden(tokens, pos))[-1]
@@ -155,32 +169,43 @@ class StaticModel:
     def _eager_trunk(self, tokens: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         return self._hidden(tokens, pos)
 
+    def _eager_tree(self, tokens: torch.Tensor, pos: torch.Tensor, slots: torch.Tensor,
+                    block: torch.Tensor) -> torch.Tensor:
+        return self._forward(tokens, pos, slots, self._tree_mask(slots, block))
+
     @torch.inference_mode()
-    def prefill(self, tokens: torch.Tensor, start: int = 0) -> None:
-        """Eager, any length: fill positions start .. start + len(tokens) - 1."""
-        if len(tokens):
-            self._hidden(tokens, self.positions[start : start + len(tokens)])
+    def prefill(self, tokens: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Eager, any length: fill positions start .. start + len(tokens) - 1 -> their final-norm hidden [len, H]."""
+        if not len(tokens):
+            return torch.empty(0, self.model.config.get_text_config().hidden_size, dtype=self.dtype, device=self.device)
+        return self._hidden(tokens, self.positions[start : start + len(tokens)])
 
     @torch.inference_mode()
     def step(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
         """One token at position start -> logits [V_model]."""
-        return self._call("step", self._step, tokens, start).clone()
+        return self._call("step", self._step, tokens, self.positions[start : start + len(tokens)]).clone()
 
     @torch.inference_mode()
     def verify(self, tokens: torch.Tensor, start: int, real: int) -> torch.Tensor:
         """tokens [S] (S in PADDED_SIZES, the first `real` of them real) -> logits [real, V_model]."""
-        hidden = self._call("trunk", self._trunk, tokens, start)
+        hidden = self._call("trunk", self._trunk, tokens, self.positions[start : start + len(tokens)])
         return self.head(hidden[:real])
 
-    def _call(self, kind: str, fn: Callable, tokens: torch.Tensor, start: int) -> torch.Tensor:
-        pos = self.positions[start : start + len(tokens)]
+    @torch.inference_mode()
+    def tree(self, tokens: torch.Tensor, start: int, pos: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
+        """A token tree's pass: tokens [S] (S in PADDED_SIZES) written at slots start .., at positions pos [S];
+        block [S, S] bool: the fed rows each row sees (its ancestors and itself). Every row also sees the
+        slots before `start`. -> hidden [S, H] (final norm; the head is the caller's, on the real rows)."""
+        return self._call("tree", self._tree, tokens, pos, self.slots[start : start + len(tokens)], block)
+
+    def _call(self, kind: str, fn: Callable, tokens: torch.Tensor, *args: torch.Tensor) -> torch.Tensor:
         if not self.compiled:
-            return fn(tokens, pos)
+            return fn(tokens, *args)
         key = (kind, len(tokens))
         first = key not in self._compiled_shapes
         t0 = time.perf_counter()
         torch.compiler.cudagraph_mark_step_begin()  # outputs of the previous replay may be overwritten
-        out = fn(tokens, pos)
+        out = fn(tokens, *args)
         if first:
             sync(self.device)
             self.compile_seconds += time.perf_counter() - t0

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .events import RoundEvent
+from .policy import chain_speedup
 
 
 def acceptance_histogram(rounds: Iterable[RoundEvent], gamma: int) -> list[int]:
@@ -52,8 +53,9 @@ def expected_tokens_per_round(alpha: float, gamma: int) -> float:
 
 
 def predicted_speedup(alpha: float, gamma: int, c: float, verify_cost: float = 1.0) -> float:
-    """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + verify_cost)); verify_cost = 1 is the paper's."""
-    return expected_tokens_per_round(alpha, gamma) / (gamma * c + verify_cost)
+    """(1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + verify_cost)); verify_cost = 1 is the paper's. The
+    policy's formula (policy.speedup, through chain_speedup), so measured and calibrated predictions agree."""
+    return chain_speedup(alpha, gamma, c, verify_cost)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,28 @@ def summarize(rounds: Sequence[RoundEvent], gamma: int) -> Summary:
         verify_time=sum(r.verify_time for r in rounds),
         draft_time_per_token=draft_time / drafted if drafted else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RoundShape:
+    """What a tree changes against a chain, per round: more tokens out for more tokens verified."""
+
+    rounds: int
+    tokens_per_round: float  # tokens emitted per round
+    verified_per_round: float  # tokens through the verify pass per round (RoundEvent.verified)
+    tree_nodes: float | None  # mean nodes of the tree rounds; None when no round verified a tree
+
+
+def round_shape(rounds: Sequence[RoundEvent]) -> RoundShape | None:
+    """The shape of the played rounds: the first round is left out (it carries the prefill, and the bench
+    leaves it out too) unless it is the only one. None before any round."""
+    played = list(rounds[1:] or rounds)
+    if not played:
+        return None
+    trees = [r.tree_nodes for r in played if r.tree_tokens]
+    n = len(played)
+    return RoundShape(n, sum(r.emitted for r in played) / n, sum(r.verified for r in played) / n,
+                      sum(trees) / len(trees) if trees else None)
 
 
 # Measured against target-only: baseline_step is target-only seconds per token, timed on this machine. The

@@ -14,6 +14,7 @@ which beats p(S) when q ~ p. Testing deterministic children with min(1, p/q) is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -152,13 +153,14 @@ def walk(tree: Tree, ok: list[bool]) -> tuple[list[int], list[int]]:
 
 
 def accept_tree(p: torch.Tensor, tree: Tree, generator: torch.Generator, greedy: bool = False,
-                lay: TreeLayout | None = None) -> TreeVerdict:
+                lay: TreeLayout | None = None, before_sync: Callable[[], None] | None = None) -> TreeVerdict:
     """The rule with fresh coins: one uniform per node, then the final draw's own. One host sync.
 
     p [n + 1, V] from tree_verify.verify_tree. greedy: p is one-hot, so the argmax child is accepted at
     every node and the final draw is the argmax: the output follows target-only greedy token for token.
     lay: `layout(tree, device)` built before the verify pass was launched; built here otherwise, where on
-    a GPU its host-to-device copies would wait for the pass (a second sync).
+    a GPU its host-to-device copies would wait for the pass (a second sync). before_sync: called once the
+    device work is queued, just before the sync (a static runner's clock mark).
     """
     n = len(tree)
     lay = lay if lay is not None else layout(tree, p.device)
@@ -169,7 +171,10 @@ def accept_tree(p: torch.Tensor, tree: Tree, generator: torch.Generator, greedy:
     values, ids = torch.topk(torch.cat([p, r.dist[None]]), k, dim=-1)  # [n + 2, k]
     head = torch.stack([r.stop_row.double(), y.double(), p[r.stop_row, y].double(), p.isfinite().all().double()])
     fields = [r.ok.double(), u, r.p_x, r.accept_prob, r.residual]
-    host = torch.cat([head, *fields, values.double().ravel(), ids.double().ravel()]).tolist()  # the only sync
+    packed = torch.cat([head, *fields, values.double().ravel(), ids.double().ravel()])
+    if before_sync is not None:
+        before_sync()
+    host = packed.tolist()  # the only sync
     if not host[3]:
         raise NonFiniteError("target")
     ok, u_h, p_x, accept_prob, residual = (host[4 + j * n : 4 + (j + 1) * n] for j in range(len(fields)))

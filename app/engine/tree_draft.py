@@ -68,36 +68,52 @@ def lookup_tree(ids: Sequence[int], budget: int, depth: int, max_ngram: int = 3,
     return _best(nodes, budget)
 
 
+def _top(logq: torch.Tensor, top_k: int) -> tuple[list[list[float]], list[list[int]]]:
+    """logq [f, V] -> each row's top_k (log q, token) on the host, in one device read."""
+    values, tokens = logq.topk(min(top_k, logq.shape[-1]), dim=-1)  # [f, k]
+    host = torch.stack([values.double(), tokens.double()]).tolist()  # token ids are exact in float64
+    return host[0], [[int(t) for t in row] for row in host[1]]
+
+
 def expand(step_fn: StepFn, root_logq: torch.Tensor, budget: int, depth: int, top_k: int) -> Tree:
     """EAGLE-2's tree (Li et al. 2024, `topK_genrate`): root_logq [V] the draft's log q after the context.
 
     At each depth every frontier node proposes its top_k tokens, scored by cumulative log q; the global
-    top_k of those become the next frontier and are fed to the draft (depth - 1 calls of step_fn).
-    Every scored candidate stays in the pool; the tree keeps the `budget` best of them.
+    top_k of those become the next frontier and are fed to the draft (up to depth - 1 calls of step_fn).
+    Every scored candidate stays in the pool; the tree keeps the `budget` best of them. One device
+    read per level (the candidates' scores and tokens together).
+
+    Work that cannot change the kept tree is skipped (a child never outscores its parent and ranks
+    after every shallower node of its score, see _best): at most `budget` children per node and
+    frontier nodes, at most `budget` levels, and no further level once `budget` nodes already score
+    at least as high as the best frontier node.
     """
+    width = min(top_k, budget)
     nodes: list[tuple[int, int, float]] = []
-    values, tokens = root_logq.topk(min(top_k, root_logq.shape[-1]))
+    values, tokens = _top(root_logq[None], width)
     frontier = []
-    for value, token in zip(values.tolist(), tokens.tolist(), strict=True):
+    for value, token in zip(values[0], tokens[0], strict=True):
         if value > float("-inf"):
             frontier.append(len(nodes))
             nodes.append((token, ROOT, value))
     fed: dict[int, int] = {}  # node -> its feed index, as step_fn's parents count them
-    for _ in range(depth - 1):
+    for _ in range(min(depth, budget) - 1):
         if not frontier:
             break
+        best = nodes[frontier[0]][2]  # the frontier is sorted best first
+        if sum(1 for node in nodes if node[2] >= best) >= budget:
+            break  # every child would rank after `budget` nodes already in the pool
         parents = [fed.get(nodes[i][1], ROOT) for i in frontier]
         fed.update({node: len(fed) for node in frontier})
-        logq = step_fn([nodes[i][0] for i in frontier], parents)  # [f, V]
-        values, tokens = logq.topk(min(top_k, logq.shape[-1]), dim=-1)  # [f, k]
-        scores = torch.tensor([nodes[i][2] for i in frontier], dtype=values.dtype)[:, None] + values.cpu()
+        values, tokens = _top(step_fn([nodes[i][0] for i in frontier], parents), width)  # [f, k] each
         created = []
         for row, node in enumerate(frontier):
-            for score, token in zip(scores[row].tolist(), tokens[row].tolist(), strict=True):
+            for value, token in zip(values[row], tokens[row], strict=True):
+                score = nodes[node][2] + value
                 if score > float("-inf"):
                     created.append(len(nodes))
                     nodes.append((token, node, score))
-        frontier = sorted(created, key=lambda i: (-nodes[i][2], i))[:top_k]
+        frontier = sorted(created, key=lambda i: (-nodes[i][2], i))[:width]
     return _best(nodes, budget)
 
 

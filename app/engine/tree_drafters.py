@@ -1,7 +1,8 @@
 """Tree drafters: prompt lookup, a draft model (EAGLE-2 expansion), and the union of two.
 
 Each is a tree_rounds.TreeDrafter: the Drafter lifecycle with `draft_tree(ids, ids_list, depth, params,
-vocab_size) -> Tree` per round, run by tree_rounds.TreeRounds (`dynamic_rounds`). `budget` (nodes) and
+vocab_size) -> Tree` per round, run by tree_rounds.TreeRounds (`dynamic_rounds`) or, on static caches,
+static_tree.StaticTreeRounds (`static_form`). `budget` (nodes) and
 `depth` (the most levels; a round asks for at most gamma) are plain attributes a sizing policy may set.
 (The feature draft's tree is feature_tree.FeatureTreeDrafter.)
 """
@@ -14,22 +15,23 @@ from transformers import PreTrainedModel
 from .kv import cache_argument, forward, new_cache, rollback
 from .rounds import Rounds
 from .sampling import DecodeParams, fit_vocab
+from .static_tree import static_tree_form
 from .tree import EMPTY, Tree, additive, ancestry, make_tree
 from .tree_draft import expand, lookup_tree, union
-from .tree_rounds import TreeRounds, tree_static_reason
+from .tree_rounds import TreeRounds
 
 
 class _TreeLifecycle:
-    """What every tree drafter shares: no random stream of its own (a tree is deterministic), no
-    static form yet, and tree rounds on dynamic caches."""
+    """What every tree drafter shares: no random stream of its own (a tree is deterministic), and tree
+    rounds on dynamic caches (tree_rounds.TreeRounds) or static ones (static_tree.StaticTreeRounds)."""
 
     wants_features = False
 
     def seed(self, seed: int) -> None:
         pass
 
-    def static_form(self, decoder) -> str:
-        return tree_static_reason(self)
+    def static_form(self, decoder):
+        return static_tree_form(self, decoder)
 
     def dynamic_rounds(self, target, prompt, generator) -> Rounds:
         return TreeRounds(target, prompt, self, generator)

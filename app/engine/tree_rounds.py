@@ -1,4 +1,5 @@
-"""Tree rounds on dynamic caches (`TreeRounds`) and the `TreeDrafter` interface that names them.
+"""Tree rounds on dynamic caches (`TreeRounds`) and the `TreeDrafter` interface that names them
+(static_tree.StaticTreeRounds runs the same round on static caches).
 
 A round drafts a token tree (at most gamma deep), verifies it in one target pass with the tree mask
 (tree_verify), tests it with the exact one-hot rule (tree_accept), compacts the cache to the accepted
@@ -27,6 +28,7 @@ from .tree_verify import compact, tree_forward, tree_support, verify_tree
 
 if TYPE_CHECKING:
     from .static import StaticDecoder
+    from .static_tree import StaticTree
 
 
 class TreeDrafter(Protocol):
@@ -48,12 +50,8 @@ class TreeDrafter(Protocol):
 
     def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None: ...
 
-    def static_form(self, decoder: StaticDecoder) -> str: ...
-
-
-def tree_static_reason(drafter: TreeDrafter) -> str:
-    """The one-line reason every tree drafter gives on static caches."""
-    return f"the static cache does not run token trees yet ({drafter.name}); use the dynamic cache"
+    def static_form(self, decoder: StaticDecoder) -> StaticTree | str:
+        """static_tree.static_tree_form: tree rounds on static caches, or why the target refuses them."""
 
 
 class TreeRounds:

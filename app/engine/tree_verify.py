@@ -5,7 +5,9 @@ the n nodes, with tree.tree_mask and explicit positions (past_len + depth), so e
 the committed context and its own ancestors only: its logits are those of a plain forward over its
 path. The cache then holds every node at slot past_len + i; `compact` moves the accepted nodes to
 slots past_len, past_len + 1, ... and drops the rest. A node of depth d sat at position past_len + d,
-which is the slot it moves to, so its rotary phase is already right.
+which is the slot it moves to, so its rotary phase is already right. On static caches (static_tree.py)
+the pass is StaticModel.tree over `static_tree_inputs`, padded to a fixed size, and `compact_static`
+does the same move by index copy.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from transformers import DynamicCache, PreTrainedModel
 
 from .kv import cache_argument, rollback
 from .sampling import DecodeParams, fit_vocab, logits_to_probs
-from .static_kv import StaticKV, StaticModel
-from .tree import Tree, additive, tree_mask, tree_positions
+from .static_kv import StaticKV
+from .tree import Tree, ancestry, tree_mask, tree_positions
 
 # Attention kernels that take an arbitrary additive 4D mask as it is (flash-attention-2 and flex don't).
-MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, row by row under the mask
+MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, each row in shapes of its own under the mask
 
 
 def tree_support(model: PreTrainedModel) -> str | None:
@@ -82,28 +84,24 @@ def compact(cache: DynamicCache, past_len: int, path) -> None:
     rollback(cache, past_len + k)
 
 
-@torch.inference_mode()
-def static_tree_hidden(sm: StaticModel, fresh: torch.Tensor, tree: Tree, past_len: int) -> torch.Tensor:
-    """tree_forward on a StaticModel's buffers: hidden [m + n, H]; node i is written at slot past_len + i.
+def static_tree_inputs(tree: Tree, past_len: int, size: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Positions [size] and the block [size, size] bool of a static pass (StaticModel.tree) that feeds the
+    root (the newest committed token, at slot and position past_len - 1), then the n nodes (node i at slot
+    past_len + i, position past_len + depth), then padding up to `size`.
 
-    The mask covers the whole buffer: committed slots up to each row's own, the row's ancestors, and
-    nothing stale after past_len + n.
+    A node's row sees the root, its ancestors and itself; the root's row itself. A padding row sees itself
+    (and, as every row, the committed slots) and no real row sees it: its keys are written but never read
+    until a real token overwrites the slot. Built on the host, copied without waiting.
     """
-    m, n = len(fresh), len(tree)
-    size = sm.cache.capacity
-    if past_len + n > size:
-        raise ValueError(f"a tree of {n} nodes after {past_len} tokens does not fit the static cache ({size})")
-    device = fresh.device
-    tokens = torch.cat([fresh, torch.tensor(tree.tokens, dtype=fresh.dtype, device=device)])
-    sm.cache.write_at = torch.arange(past_len - m, past_len + n, device=device)
-    visible = tree_mask(tree, past_len, fresh=m, dtype=sm.dtype, device=device)[0, 0] == 0  # [m + n, past_len + n]
-    padded = torch.zeros(m + n, size, dtype=torch.bool, device=device)
-    padded[:, : past_len + n] = visible
-    out = sm.base(
-        input_ids=tokens.view(1, -1), position_ids=tree_positions(tree, past_len, fresh=m, device=device).view(1, -1),
-        attention_mask=additive(padded, sm.dtype), use_cache=True, **{sm.cache_kwarg: sm.cache},
-    )
-    return out.last_hidden_state[0]
+    n = len(tree)
+    if n + 1 > size:
+        raise ValueError(f"a tree of {n} nodes does not fit a pass of {size} tokens")
+    pos = past_len - 1 + torch.arange(size)  # the root's, and padding at its own slot's position
+    pos[1 : n + 1] = past_len + torch.tensor(tree.depth, dtype=torch.long)
+    block = torch.eye(size, dtype=torch.bool)
+    block[1 : n + 1, 0] = True
+    block[1 : n + 1, 1 : n + 1] = ancestry(tree)
+    return pos.to(device, non_blocking=True), block.to(device, non_blocking=True)
 
 
 @torch.inference_mode()

@@ -65,9 +65,9 @@ def run(options: GuiOptions) -> int:
     if startup_trace.enabled():
         _trace_startup(app, window)
     if options.replay is not None:
-        window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
+        window.recordings.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
     elif options.presentation:
-        window.set_presentation(True)
+        window.presentation.set(True)
     code = app.exec()
     window.close()  # a quit that bypassed the window (session end) still saves and closes the history
     leave(code)
@@ -80,7 +80,7 @@ def _trace_startup(app: QApplication, window) -> None:
     startup_trace.mark("window")
 
     def check() -> None:
-        if (window.send_button.isEnabled() and not window.loading) or window.player is not None:
+        if (window.send_button.isEnabled() and not window.model.loading) or window.recordings.player is not None:
             startup_trace.mark("ready")
         elif window.banner.isVisible():
             print(f"startup: failed {window.banner.text()}", flush=True)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.engine.params import GAMMA_LIMIT, DecodeParams
+from app.engine.policy import AUTO_GAMMA_START
 from app.models import AUTO, NO_DRAFT, list_catalog
 from app.models.catalog import SELF_DRAFT_KINDS
 
@@ -27,7 +28,6 @@ BROWSE_DIR = "Browse folder…"
 BROWSE_GGUF = "Browse .gguf file…"
 TRAINED_ROLE = Qt.ItemDataRole.UserRole + 1  # marks the trained-draft entries of the draft picker
 AUTO_GAMMA = 0  # the γ spin box's special value: re-chosen every round from live measurements
-AUTO_GAMMA_START = 4  # what params() carries until the live choice replaces it
 
 
 class ControlsPanel(QWidget):
@@ -117,6 +117,10 @@ class ControlsPanel(QWidget):
 
     def gamma_is_auto(self) -> bool:
         return self.gamma.value() == AUTO_GAMMA
+
+    def hand_gamma(self) -> int | None:
+        """The hand-set γ; None while γ is on auto (the chat model's gamma_max takes that)."""
+        return None if self.gamma_is_auto() else self.gamma.value()
 
     def _update(self, *_):
         gamma = self.gamma.value()

@@ -35,54 +35,62 @@ def examples() -> list[Example]:
     ]
 
 
-class ExamplesMixin:
-    def _init_examples(self) -> None:
-        self._example_pending: str | None = None
-        self.example_list = examples()
-        self._example_speeds: dict[str, tuple[str, float]] = {}  # draft spec -> (label, speedup measured here)
-        self.chat.examples = [(e.title, e.prompt) for e in self.example_list]
-        self.chat.example_clicked.connect(self.run_example)
-        self.chat.render_all()
+class ExampleFlow:
+    """The examples on the empty chat. Composed into the window: handed the chat model (which draft is in,
+    whether the engine is idle), the chat view it fills, and the window that loads a draft and sends."""
 
-    def _measured_examples(self, selection) -> None:
+    def __init__(self, window, model, chat) -> None:
+        self.window, self.model, self.chat = window, model, chat
+        self.pending: str | None = None  # the prompt of an example waiting for its draft to load
+        self.items = examples()
+        self._speeds: dict[str, tuple[str, float]] = {}  # draft spec -> (label, speedup measured here)
+        chat.examples = [(e.title, e.prompt) for e in self.items]
+        chat.example_clicked.connect(self.run)
+        chat.render_all()
+
+    def measured(self, selection) -> None:
         """After a load: every drafter the calibration measured gives its speed to the examples using it."""
         if selection is not None:
-            self._example_speeds.update({o.name: (o.label, o.predicted) for o in selection.choice.options})
-        self.chat.examples = [(self._example_title(e), e.prompt) for e in self.example_list]
+            self._speeds.update({o.name: (o.label, o.predicted) for o in selection.choice.options})
+        self.chat.examples = [(self._title(e), e.prompt) for e in self.items]
         if not self.chat.messages:
             self.chat.render_all()
 
-    def _example_speed_text(self, example: Example) -> str | None:
-        if example.draft not in self._example_speeds:
+    def _speed_text(self, example: Example) -> str | None:
+        if example.draft not in self._speeds:
             return None
-        label, speedup = self._example_speeds[example.draft]
+        label, speedup = self._speeds[example.draft]
         if speedup < 1.0:
             return QCoreApplication.translate("Examples", "{0}: {1:.2f}× target-only on this machine, slower").format(
                 label, speedup)
         return QCoreApplication.translate("Examples", "{0}: {1:.2f}× target-only on this machine").format(label, speedup)
 
-    def _example_title(self, example: Example) -> str:
-        speed = self._example_speed_text(example)
+    def _title(self, example: Example) -> str:
+        speed = self._speed_text(example)
         return f"{example.title} ({speed})" if speed else example.title
 
-    def run_example(self, index: int) -> None:
-        if self.generating or self.loading or self.racing or self.target is None:
+    def run(self, index: int) -> None:
+        w, model = self.window, self.model
+        if not model.idle or model.target is None:
             return
-        example = self.example_list[index]
-        speed = self._example_speed_text(example)
-        if speed and self._example_speeds[example.draft][1] < 1.0:  # never a slowdown without saying so
-            self.statusBar().showMessage(QCoreApplication.translate(
+        example = self.items[index]
+        speed = self._speed_text(example)
+        if speed and self._speeds[example.draft][1] < 1.0:  # never a slowdown without saying so
+            w.statusBar().showMessage(QCoreApplication.translate(
                 "Examples", "This example shows the colours, not a speedup: {0}").format(speed), 8000)
-        if example.draft != self.draft_spec:
-            self._example_pending = example.prompt
-            self.load_models(self.target_spec, example.draft)
+        if example.draft != model.draft_spec:
+            self.pending = example.prompt
+            w.model_flow.load_models(model.target_spec, example.draft)
             return
-        self.input.setPlainText(example.prompt)
-        self.send()
+        w.input.setPlainText(example.prompt)
+        w.chat_flow.send()
 
-    def _send_pending_example(self) -> None:
+    def send_pending(self) -> None:
         """After a load: the example that asked for the new draft goes out now."""
-        prompt, self._example_pending = self._example_pending, None
-        if prompt is not None and self.target is not None:
-            self.input.setPlainText(prompt)
-            self.send()
+        prompt, self.pending = self.pending, None
+        if prompt is not None and self.model.target is not None:
+            self.window.input.setPlainText(prompt)
+            self.window.chat_flow.send()
+
+    def load_failed(self) -> None:
+        self.pending = None

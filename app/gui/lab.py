@@ -1,6 +1,7 @@
 """View → Lab: the seeds' worked example, live. Edit p and q on a 2–6 token vocabulary, see α, the
 residual, the expected tokens per round and the speedup formula, and watch simulated rounds (decided
-by the engine's own `decide`) converge to p while the wrong rule converges to its biased law."""
+by the engine's own `decide`) converge to p while the wrong rule converges to its biased law. Its
+second tab is the token-tree example (lab_tree.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -94,7 +96,15 @@ class LabWindow(QWidget):
         self.generator = torch.Generator().manual_seed(0)
         self.counts = ToyCounts(2)
         self.timer = QTimer(self, interval=TICK_MS, timeout=self.tick)
-        root = QHBoxLayout(self)
+        from .lab_tree import TreeLab  # it imports this module's editor
+
+        chain = QWidget()
+        root = QHBoxLayout(chain)
+        self.tree_lab = TreeLab(colors)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(chain, self.tr("Chain: one draft, sampled from q"))
+        self.tabs.addTab(self.tree_lab, self.tr("Tree: three candidates at one node"))
+        QVBoxLayout(self).addWidget(self.tabs)
 
         side = QVBoxLayout()
         edit = QGroupBox(self.tr("Target p and draft q"))
@@ -187,6 +197,7 @@ class LabWindow(QWidget):
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
+        self.tree_lab.set_colors(colors)
         for plot in (self.dist_plot, self.out_plot):
             plot.setBackground(colors.base)
             for name in ("left", "bottom"):
@@ -309,6 +320,7 @@ class LabWindow(QWidget):
 
     def closeEvent(self, event) -> None:
         self.run_button.setChecked(False)
+        self.tree_lab.stop()
         super().closeEvent(event)
 
 

@@ -1,106 +1,92 @@
-"""The menu bar and keyboard shortcuts: every action calls a method of the window."""
+"""The menu bar and keyboard shortcuts, built for the window: every action calls the window or one of its flows."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 
 from . import i18n, theme
 from .serve_flow import toggle_serving
 
 
-class MenusMixin:
-    def _build_menus(self) -> None:
-        file = self.menuBar().addMenu(self.tr("&File"))
-        file.addAction(self.tr("New chat"), QKeySequence.StandardKey.New, self.new_chat)
-        file.addAction(self.tr("Export conversation as HTML…"), lambda: self._export_conversation("html"))
-        file.addAction(self.tr("Export conversation as Markdown…"), lambda: self._export_conversation("md"))
-        file.addAction(self.tr("Export plots (PNG, SVG, CSV)…"), self._export_plots)
-        file.addSeparator()
-        file.addAction(self.tr("Open recording…"), QKeySequence.StandardKey.Open, self.open_recording)
-        file.addAction(self.tr("Save recording…"), QKeySequence.StandardKey.Save, self.save_recording)
-        file.addSeparator()
-        file.addAction(self.tr("Quit"), QKeySequence.StandardKey.Quit, self.close)
-        chat = self.menuBar().addMenu(self.tr("&Chat"))
-        chat.addAction(self.tr("Send"), QKeySequence("Ctrl+Return"), self.send)
-        chat.addAction(self.tr("Stop"), QKeySequence(Qt.Key.Key_Escape), self.escape)
-        chat.addAction(self.tr("Regenerate last answer"), QKeySequence("Ctrl+R"), self.regenerate)
-        chat.addAction(self.tr("Copy last answer"), QKeySequence("Ctrl+Shift+C"), self.copy_last_answer)
-        chat.addSeparator()
-        chat.addAction(self.tr("Race: speculative against target only"), QKeySequence("Ctrl+Shift+R"),
-                       lambda: self.race_input("target"))
-        chat.addAction(self.tr("Race: current draft against prompt lookup"), lambda: self.race_input("lookup"))
-        QShortcut(QKeySequence("Ctrl+Enter"), self, self.send)
-        models = self.menuBar().addMenu(self.tr("&Models"))
-        models.addAction(self.tr("Recommended pairs…"), self.show_recommended_pairs)
-        models.addAction(self.tr("Train a draft…"), self.show_train_dialog)
-        models.addAction(self.offer.action)
-        serve = models.addAction(self.tr("Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
-        serve.setCheckable(True)
-        serve.triggered.connect(lambda _=False: toggle_serving(self, serve))
-        dtypes = models.addMenu(self.tr("Target dtype"))
-        group = QActionGroup(self)
-        current = str(self.settings.value("dtype", "auto"))
-        for code, name in (("auto", self.tr("Automatic (fastest exact kernels)")), ("bfloat16", "bfloat16"),
-                           ("float32", "float32")):
-            action = QAction(name, self, checkable=True, checked=code == current)
-            action.triggered.connect(lambda _=False, c=code: self.set_target_dtype(c))
-            group.addAction(action)
-            dtypes.addAction(action)
-        view = self.menuBar().addMenu(self.tr("&View"))
-        view.addAction(self.tr("Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
-        QShortcut(QKeySequence("Ctrl+="), self, lambda: self.zoom(1))
-        view.addAction(self.tr("Smaller text"), QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
-        view.addAction(self.tr("Reset text size"), QKeySequence("Ctrl+0"), lambda: self.zoom(0))
-        view.addAction(self.tr("Presentation"), QKeySequence(Qt.Key.Key_F5), self.toggle_presentation)
-        view.addSeparator()
-        themes = view.addMenu(self.tr("Theme"))
-        group = QActionGroup(self)
-        for name in theme.THEMES:
-            label = {"system": self.tr("System"), "light": self.tr("Light"), "dark": self.tr("Dark")}.get(name, name)
-            action = QAction(label, self, checkable=True, checked=name == self.theme_name)
-            action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
-            group.addAction(action)
-            themes.addAction(action)
-        view.addSeparator()
-        view.addAction(self.tr("Step through rounds"), QKeySequence("F6"), self.show_step_through)
-        view.addAction(self.tr("Lab…"), QKeySequence("F7"), self.show_lab)
-        languages = view.addMenu(self.tr("Language"))
-        group = QActionGroup(self)
-        current = i18n.stored_choice()
-        for code, name in (("system", self.tr("System")), ("en", "English"), ("zh_CN", "简体中文")):
-            action = QAction(name, self, checkable=True, checked=code == current)
-            action.triggered.connect(lambda _=False, c=code: self.set_language(c))
-            group.addAction(action)
-            languages.addAction(action)
-        view.addSeparator()
-        for dock in self.docks.values():
-            view.addAction(dock.toggleViewAction())
-        # Presentation mode hides the menu bar; the window keeps the shortcuts (F5, Esc, Ctrl+N …).
-        for menu in (file, chat, view):
-            self.addActions([a for a in menu.actions() if not a.isSeparator() and a.menu() is None])
-
-    def show_step_through(self) -> None:
-        """Raise the step-through dock and give it the keyboard, so → and ← step at once."""
-        dock = self.docks["step"]
-        dock.show()
-        dock.raise_()
-        self.step.redraw_if_stale()
-        self.step.setFocus()
-
-    def show_lab(self):
-        """The worked-example lab, one window per main window, created on first use."""
-        from .lab import LabWindow
-
-        if getattr(self, "lab", None) is None:
-            self.lab = LabWindow(self.colors, self)
-            self.lab.resize(1200, 760)
-        self.lab.show()
-        self.lab.raise_()
-        return self.lab
-
-
-    def set_language(self, choice: str) -> None:
-        """Stored for the next start: every widget reads its texts when it is built."""
-        i18n.store_choice(choice)
-        self.show_banner(self.tr("The language changes when SpecLens next starts."), info=True)
+def build_menus(w) -> None:
+    file = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&File"))
+    file.addAction(QCoreApplication.translate("Menus", "New chat"), QKeySequence.StandardKey.New, w.history.new_chat)
+    file.addAction(QCoreApplication.translate("Menus", "Export conversation as HTML…"), lambda: w.history._export_conversation("html"))
+    file.addAction(QCoreApplication.translate("Menus", "Export conversation as Markdown…"), lambda: w.history._export_conversation("md"))
+    file.addAction(QCoreApplication.translate("Menus", "Export plots (PNG, SVG, CSV)…"), w.history._export_plots)
+    file.addSeparator()
+    file.addAction(QCoreApplication.translate("Menus", "Open recording…"), QKeySequence.StandardKey.Open, lambda: w.recordings.open())
+    file.addAction(QCoreApplication.translate("Menus", "Save recording…"), QKeySequence.StandardKey.Save, lambda: w.recordings.save())
+    file.addSeparator()
+    file.addAction(QCoreApplication.translate("Menus", "Quit"), QKeySequence.StandardKey.Quit, w.close)
+    chat = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&Chat"))
+    chat.addAction(QCoreApplication.translate("Menus", "Send"), QKeySequence("Ctrl+Return"), w.chat_flow.send)
+    chat.addAction(QCoreApplication.translate("Menus", "Stop"), QKeySequence(Qt.Key.Key_Escape), lambda: w.presentation.escape())
+    chat.addAction(QCoreApplication.translate("Menus", "Regenerate last answer"), QKeySequence("Ctrl+R"), w.chat_flow.regenerate)
+    chat.addAction(QCoreApplication.translate("Menus", "Copy last answer"), QKeySequence("Ctrl+Shift+C"), w.chat_flow.copy_last_answer)
+    chat.addSeparator()
+    chat.addAction(QCoreApplication.translate("Menus", "Race: speculative against target only"), QKeySequence("Ctrl+Shift+R"),
+                   lambda: w.race.from_input("target"))
+    chat.addAction(QCoreApplication.translate("Menus", "Race: current draft against prompt lookup"), lambda: w.race.from_input("lookup"))
+    chat.addAction(QCoreApplication.translate("Menus", "Race: current draft as a chain against it as a token tree"),
+                   lambda: w.race.from_input("tree"))
+    QShortcut(QKeySequence("Ctrl+Enter"), w, w.chat_flow.send)
+    models = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&Models"))
+    models.addAction(QCoreApplication.translate("Menus", "Recommended pairs…"), w.model_flow.show_recommended_pairs)
+    models.addAction(QCoreApplication.translate("Menus", "Train a draft…"), lambda: w.training_flow.show_dialog())
+    models.addAction(w.offer.action)
+    serve = models.addAction(QCoreApplication.translate("Menus", "Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
+    serve.setCheckable(True)
+    serve.triggered.connect(lambda _=False: toggle_serving(w, serve))
+    dtypes = models.addMenu(QCoreApplication.translate("Menus", "Target dtype"))
+    group = QActionGroup(w)
+    current = str(w.settings.value("dtype", "auto"))
+    for code, name in (("auto", QCoreApplication.translate("Menus", "Automatic (fastest exact kernels)")), ("bfloat16", "bfloat16"),
+                       ("float32", "float32")):
+        action = QAction(name, w, checkable=True, checked=code == current)
+        action.triggered.connect(lambda _=False, c=code: w.model_flow.set_target_dtype(c))
+        group.addAction(action)
+        dtypes.addAction(action)
+    trees = models.addMenu(QCoreApplication.translate("Menus", "Token trees"))  # app.engine.policy.TREE_MODES, held by the chat model
+    group = QActionGroup(w)
+    for code, name in (("auto", QCoreApplication.translate("Menus", "Automatic (a tree where it is measured faster)")),
+                       ("on", QCoreApplication.translate("Menus", "On (always a tree)")), ("off", QCoreApplication.translate("Menus", "Off (chains only)"))):
+        action = QAction(name, w, checkable=True, checked=code == w.model.tree_mode)
+        action.setData(code)
+        action.triggered.connect(lambda _=False, c=code: w.model_flow.set_tree_mode(c))
+        group.addAction(action)
+        trees.addAction(action)
+    w.tree_actions = group
+    view = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&View"))
+    view.addAction(QCoreApplication.translate("Menus", "Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: w.zoom(1))
+    QShortcut(QKeySequence("Ctrl+="), w, lambda: w.zoom(1))
+    view.addAction(QCoreApplication.translate("Menus", "Smaller text"), QKeySequence.StandardKey.ZoomOut, lambda: w.zoom(-1))
+    view.addAction(QCoreApplication.translate("Menus", "Reset text size"), QKeySequence("Ctrl+0"), lambda: w.zoom(0))
+    view.addAction(QCoreApplication.translate("Menus", "Presentation"), QKeySequence(Qt.Key.Key_F5), lambda: w.presentation.toggle())
+    view.addSeparator()
+    themes = view.addMenu(QCoreApplication.translate("Menus", "Theme"))
+    group = QActionGroup(w)
+    for name in theme.THEMES:
+        label = {"system": QCoreApplication.translate("Menus", "System"), "light": QCoreApplication.translate("Menus", "Light"), "dark": QCoreApplication.translate("Menus", "Dark")}.get(name, name)
+        action = QAction(label, w, checkable=True, checked=name == w.theme_name)
+        action.triggered.connect(lambda _=False, n=name: w.set_theme(n))
+        group.addAction(action)
+        themes.addAction(action)
+    view.addSeparator()
+    view.addAction(QCoreApplication.translate("Menus", "Step through rounds"), QKeySequence("F6"), w.show_step_through)
+    view.addAction(QCoreApplication.translate("Menus", "Lab…"), QKeySequence("F7"), w.show_lab)
+    languages = view.addMenu(QCoreApplication.translate("Menus", "Language"))
+    group = QActionGroup(w)
+    current = i18n.stored_choice()
+    for code, name in (("system", QCoreApplication.translate("Menus", "System")), ("en", "English"), ("zh_CN", "简体中文")):
+        action = QAction(name, w, checkable=True, checked=code == current)
+        action.triggered.connect(lambda _=False, c=code: w.set_language(c))
+        group.addAction(action)
+        languages.addAction(action)
+    view.addSeparator()
+    for dock in w.docks.values():
+        view.addAction(dock.toggleViewAction())
+    # Presentation mode hides the menu bar; the window keeps the shortcuts (F5, Esc, Ctrl+N …).
+    for menu in (file, chat, view):
+        w.addActions([a for a in menu.actions() if not a.isSeparator() and a.menu() is None])

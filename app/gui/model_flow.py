@@ -2,190 +2,140 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QObject
 from PySide6.QtWidgets import QMessageBox
 
 from app.models import AUTO
+from app.session import State
 
 from .model_loader import LoadRequest, LoadResult
 
-RECHECK_ROUNDS = 12  # live rounds before the load-time choice is second-guessed
-MEASURED_FLOOR = 0.9  # an answer measured this much slower than target-only ends auto's draft at once
-MEASURED_TOKENS = 16  # ... when it had at least this many tokens (shorter ones are mostly prefill)
 
+class ModelFlow(QObject):
+    """Composed into the window, not a mixin: handed the chat model, which it loads pairs into (LOADING while
+    the engine thread loads), and the window whose controls, status bar and progress follow the pair."""
 
-class ModelFlowMixin:
+    def __init__(self, window, model) -> None:
+        super().__init__(window)
+        self.window, self.model = window, model
+
     def show_recommended_pairs(self, pairs=None):
         """Models → Recommended pairs…; a choice loads through the loader (download progress included)."""
         from app.models import default_device
 
         from .pairs_dialog import PAIRS, PairsDialog
 
-        device = self.target.device if self.target is not None else default_device()
-        dialog = PairsDialog(device, pairs or PAIRS, parent=self)
+        device = self.model.target.device if self.model.target is not None else default_device()
+        dialog = PairsDialog(device, pairs or PAIRS, parent=self.window)
         dialog.chosen.connect(self.load_models)
         dialog.open()
         return dialog
 
-    def show_train_dialog(self):
-        """Models → Train a draft…: distill for the loaded target in the engine thread, with cancel."""
-        from .distill_dialog import DistillDialog
-
-        if self.target is None:
-            self.statusBar().showMessage(QCoreApplication.translate("ModelFlow", "Load a target first"), 3000)
-            return None
-        if self.training and self.distill_dialog is not None:  # one training at a time: show it
-            self.distill_dialog.open()
-            return self.distill_dialog
-        dialog = DistillDialog(self.target, parent=self)
-        dialog.run_requested.connect(self._start_distill)
-        worker = self.distill_worker
-        # one slot per outcome updates the dialog and the window together: two queued slots could
-        # run on either side of a check made in between
-        links = ((worker.progress, dialog.on_progress), (worker.done, self._distill_done),
-                 (worker.failed, self._distill_failed))
-        for signal, slot in getattr(self, "_distill_links", ()):  # the previous dialog stops listening
-            signal.disconnect(slot)
-        for signal, slot in links:
-            signal.connect(slot)
-        self._distill_links = links
-        dialog.use_draft.connect(lambda path: self.load_models(self.target_spec, path))
-        dialog.finished.connect(lambda *_: dialog.running and dialog.stop())  # closing it stops training
-        self.distill_dialog = dialog
-        dialog.open()
-        return dialog
-
-    def _start_distill(self, request) -> None:
-        self.training = True
-        self._sync_buttons()
-        self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Training a draft …"))
-        self._distill.emit(request)
-
-    def _distill_done(self, report: dict) -> None:
-        self._distill_ended()
-        self.distill_dialog.on_done(report)
-
-    def _distill_failed(self, message: str) -> None:
-        self._distill_ended()
-        self.distill_dialog.on_failed(message)
-
-    def _distill_ended(self) -> None:
-        self.training = False
-        self.progress_label.setText(QCoreApplication.translate("ModelFlow", "Draft training finished"))
-        if self.target is not None:
-            from app.models.calibration import trained_drafts
-
-            self.controls.set_trained_drafts(trained_drafts(self.target))
-        self._sync_buttons()
-
     def load_models(self, target_spec: str, draft_spec: str, anyway=None) -> None:
-        """Load in the engine thread; queued behind a running generation, so a draft swap made
-        while answering applies to the next message. anyway: auto's target-only Selection, whose fastest
-        measured drafter draft_spec names (app/gui/speculation_offer.py)."""
-        self.loading = True
-        self.queued.accepting = True  # Send during the load queues the question (app/gui/queued_question.py)
-        self._sync_buttons()
-        self.progress.setMaximum(0)  # busy until the loader reports a fraction
-        self.progress.setVisible(True)
-        self.progress_label.setText(self.tr("Loading models …"))
-        dtype = str(self.settings.value("dtype", "auto"))
-        self._load.emit(LoadRequest(target_spec, draft_spec, current=self.target, cancel=self.closing, dtype=dtype,
-                                    anyway=anyway))
+        """Load in the engine thread; behind a running answer, the load waits for it to end, so a draft
+        swap made while answering applies to the next message. anyway: auto's target-only Selection, whose
+        fastest measured drafter draft_spec names (app/gui/speculation_offer.py)."""
+        w = self.window
+        w.queued.accepting = True  # Send during the load queues the question (app/gui/queued_question.py)
+
+        def start() -> None:
+            w.progress.setMaximum(0)  # busy until the loader reports a fraction
+            w.progress.setVisible(True)
+            w.progress_label.setText(self.tr("Loading models …"))
+            dtype = str(w.settings.value("dtype", "auto"))
+            w._load.emit(LoadRequest(target_spec, draft_spec, current=self.model.target, cancel=self.model.closing,
+                                        dtype=dtype, anyway=anyway, tree=self.model.tree))
+
+        self.model.when_idle(State.LOADING, start)
+        w._sync_buttons()
 
     def set_target_dtype(self, dtype: str) -> None:
         """The Models menu's dtype picker: stored, and the target reloads in it."""
-        self.settings.setValue("dtype", dtype)
-        if self.target is not None and not self.loading:
-            self.load_models(self.target_spec, self.draft_spec)
+        w = self.window
+        w.settings.setValue("dtype", dtype)
+        if self.model.target is not None and not self.model.loading:
+            self.load_models(self.model.target_spec, self.model.draft_spec)
+
+    def set_tree_mode(self, mode: str) -> None:
+        """Models ▸ Token trees: auto, on or off; stored, and the drafter is chosen again with it."""
+        w = self.window
+        w.settings.setValue("tree", mode)
+        self.model.set_tree_mode(mode)
+        if self.model.target is not None and not self.model.loading:
+            self.load_models(self.model.target_spec, self.model.draft_spec)
 
     def recheck_choice(self) -> None:
-        """After a message: with draft 'auto', fall back to target-only when the last answer measured
-        clearly slower than target-only steps timed at the same context, or when the live α, c and verify
-        cost predict the chosen draft slower (the load-time probe was optimistic)."""
-        auto = self.auto
-        if self.draft_spec != AUTO or auto is None or self.drafter is None:
+        """After a message: with draft 'auto', the engine policy may switch to target-only (the last answer
+        measured clearly slower, or the live α, c and verify cost predict the draft slower); say why."""
+        w = self.window
+        last = w.chat.messages[-1].stats if w.chat.messages else {}
+        switch = self.model.recheck(last.get("speedup"), last.get("new_tokens") or 0)
+        if switch is None:
             return
-        last = self.chat.messages[-1].stats if self.chat.messages else {}
-        measured = last.get("speedup")
-        if measured is not None and measured < MEASURED_FLOOR and (last.get("new_tokens") or 0) >= MEASURED_TOKENS:
-            self.switched_speedup = measured
-            self.switched = QCoreApplication.translate(
-                "ModelFlow", "Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} "
-                "(against target-only steps timed in this chat).").format(measured, auto.label)
-        elif auto.rounds >= RECHECK_ROUNDS and auto.predicted < 1.0:
-            p = auto.profile
-            self.switched_speedup = auto.predicted
-            self.switched = QCoreApplication.translate("ModelFlow", "Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
-                                "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
-                p.alpha_at(1), p.c, p.label, auto.predicted)
-        else:
-            return
-        self.drafter, self.auto = None, None
-        self.controls.set_auto_gamma(None)
-        self.stats.set_notice(self.switched)
-        self._update_status()
-        self.offer.refresh()
+        w.controls.set_auto_gamma(None)
+        w.stats.set_notice(switch_text(switch))
+        w._update_status()
+        w.offer.refresh()
 
     def _on_load_progress(self, text: str, fraction: float) -> None:
-        self.progress.setMaximum(1000)
-        self.progress.setValue(int(fraction * 1000))
-        self.progress_label.setText(text)
+        w = self.window
+        w.progress.setMaximum(1000)
+        w.progress.setValue(int(fraction * 1000))
+        w.progress_label.setText(text)
 
     def use_models(self, result: LoadResult) -> None:
         """Install a loaded pair: the loader's signal lands here, and benchmarks call it directly."""
-        self.loading = False
-        if self.target is not result.target:
-            self.stats.baseline_step = None
-            self.messages_since_baseline = 0
-        self.target, self.drafter = result.target, result.drafter
-        self.selection = result.selection
-        self.switched = None
-        self.auto = result.selection.auto_gamma() if result.selection is not None else None
-        self.controls.set_auto_gamma(self.auto)
-        if self.drafter is not None:  # the step-through's panels, built while the user types
-            self.step.prepare(self.auto.gamma_max if self.auto is not None else self.controls.params().gamma)
-        self.stats.set_notice(plot_notice(self.selection))
+        w = self.window
+        model = w.model
+        if model.install(result.target, result.drafter, result.draft_spec, result.selection):
+            w.stats.baseline_step = None
+            w.chat_flow.messages_since_baseline = 0
+        w.controls.set_auto_gamma(model.auto)
+        if model.drafter is not None:  # the step-through's panels, built while the user types
+            w.step.prepare(model.gamma_max(w.controls.hand_gamma()))
+        w.stats.set_notice(plot_notice(model.selection))
         from app.models.calibration import trained_drafts  # loaded with the models: torch is in
 
-        self.controls.set_trained_drafts(trained_drafts(result.target))
-        self.target_spec, self.draft_spec = result.target.spec, result.draft_spec
+        w.controls.set_trained_drafts(trained_drafts(result.target))
         tokenizer = result.target.tokenizer
-        self.details.decode = lambda token_id: tokenizer.decode([token_id])
-        self.step.set_decoder(self.details.decode)
-        self.controls.select(self.controls.target, self.target_spec)
-        self.controls.select(self.controls.draft, self.draft_spec)
-        self.settings.setValue("target", self.target_spec)
-        self.settings.setValue("draft", AUTO if result.anyway else self.draft_spec)  # shown anyway: not kept
-        self.progress.setVisible(False)
-        self.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
-        self.hide_banner()
-        self._update_status()
-        self._sync_buttons()
-        self.static = None  # compiled for the previous pair
-        if self.controls.compile.isChecked():
-            self.warm_up_static()
-        self._measured_examples(result.selection)
-        self._send_pending_example()
-        self.queued.release()
+        w.details.decode = lambda token_id: tokenizer.decode([token_id])
+        w.step.set_decoder(w.details.decode)
+        w.controls.select(w.controls.target, model.target_spec)
+        w.controls.select(w.controls.draft, model.draft_spec)
+        w.settings.setValue("target", model.target_spec)
+        w.settings.setValue("draft", AUTO if result.anyway else model.draft_spec)  # shown anyway: not kept
+        w.progress.setVisible(False)
+        w.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
+        w.hide_banner()
+        w._update_status()
+        if w.controls.compile.isChecked():
+            w.compile_flow.warm_up()  # still loading: Send waits for the compiled steps
+        else:
+            model.end(State.LOADING)
+        w._sync_buttons()
+        w.examples.measured(result.selection)
+        w.examples.send_pending()
+        w.queued.release()
 
     def _on_load_failed(self, message: str) -> None:
-        self.loading = False
-        self.progress.setVisible(False)
-        self.progress_label.setText("")
-        if self.target is not None:  # a failed swap keeps the working pair
-            self.controls.select(self.controls.target, self.target_spec)
-            self.controls.select(self.controls.draft, self.draft_spec)
-            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message, parent=self)
+        w = self.window
+        w.progress.setVisible(False)
+        w.progress_label.setText("")
+        if self.model.target is not None:  # a failed swap keeps the working pair
+            w.controls.select(w.controls.target, self.model.target_spec)
+            w.controls.select(w.controls.draft, self.model.draft_spec)
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message, parent=self.window)
             box.open()
         else:
-            self.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
+            w.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
                              .format(message))
-        self._example_pending = None
-        self.queued.load_failed()
-        self._sync_buttons()
+        w.examples.load_failed()
+        self.model.end(State.LOADING)
+        w.queued.load_failed()
+        w._sync_buttons()
 
     def _draft_name(self) -> str:
-        return self.drafter.name if self.drafter is not None else self.tr("none (target only)")
+        return self.model.drafter.name if self.model.drafter is not None else self.tr("none (target only)")
 
 
 
@@ -202,6 +152,17 @@ def plot_notice(selection) -> str | None:
         return QCoreApplication.translate("ModelFlow", "Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft 'auto'.").format(
             best.label, choice.predicted, _why(best.limit)) if best else None
     return None
+
+
+def switch_text(switch) -> str:
+    """app.engine.policy.Switch (why auto went target-only live) in the user's language (Switch.text is the English)."""
+    if switch.kind == "measured":
+        return QCoreApplication.translate(
+            "ModelFlow", "Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} "
+            "(against target-only steps timed in this chat).").format(switch.speedup, switch.label)
+    return QCoreApplication.translate("ModelFlow", "Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and "
+                                      "draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.").format(
+        switch.alpha1, switch.c, switch.label, switch.speedup)
 
 
 def choice_status(selection, auto, gamma_auto: bool, stats, switched: str | None = None) -> tuple[str, str]:

@@ -35,7 +35,7 @@ class QueuedQuestion:
         """The models are ready: send the held question, unless the window is busy (an example went first);
         then it goes back into the input box. Still held while the compile warm-up that follows a load runs."""
         self.accepting = False
-        if self.window.loading:
+        if self.window.model.loading:
             return
         text, self.text = self.text, None
         self.note.setVisible(False)
@@ -44,7 +44,7 @@ class QueuedQuestion:
         box = self.window.input
         typed = box.toPlainText()  # typed while the question waited: kept
         box.setPlainText(text)
-        self.window.send()
+        self.window.chat_flow.send()
         if box.toPlainText():  # not sent (busy): both stay in the box
             box.setPlainText(text + ("\n" + typed if typed.strip() else ""))
         else:

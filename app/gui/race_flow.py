@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.recording import SUFFIX, Recording, write
 from app.recording.builder import header
+from app.session import State
 
 from .race_view import RaceView
 
-MODES = ("target", "lookup")  # speculative vs target-only; the current draft vs prompt lookup
+MODES = ("target", "lookup", "tree")  # speculative vs target-only; the current draft vs prompt lookup; chain vs tree
 
 
 @dataclass
@@ -23,6 +24,28 @@ class RaceRequest:
     drafters: tuple  # (first run's drafter or None, second run's)
     turns: list
     params: object  # DecodeParams, fixed for both runs
+
+
+def race_drafters(mode: str, drafter) -> tuple:
+    """(first run's drafter, second run's) for a race mode. "tree" races the current draft (prompt lookup
+    without one) as a chain against the same draft as a token tree: the current tree when the measured
+    choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. ValueError (the
+    draft's name) when the draft has no tree form."""
+    from app.engine.drafters import PromptLookupDrafter
+    from app.models.drafts import DEFAULT_TREE_NODES, chain_form, tree_form
+
+    current = drafter or PromptLookupDrafter()
+    if mode == "lookup":
+        return current, PromptLookupDrafter()
+    if mode != "tree":
+        return None, current
+    chain = chain_form(current)
+    if chain is not current:  # the current draft already proposes trees
+        return chain, current
+    tree = tree_form(chain, DEFAULT_TREE_NODES)
+    if tree is None:
+        raise ValueError(chain.name)
+    return chain, tree
 
 
 class RaceWorker(QObject):
@@ -45,94 +68,97 @@ class RaceWorker(QObject):
         self.done.emit(Recording(header("race", title, str(request.target.device)), runs))
 
 
-class _Driver(QObject):
-    start = Signal(object)
+class RaceFlow(QObject):
+    """Chat ▸ Race: composed into the window, not a mixin. Handed the chat model (the pair raced; RACING
+    while the two runs take the engine), the engine thread its worker lives in, and the window whose chat
+    column the race view replaces while it shows."""
 
+    _start = Signal(object)  # queued into the engine thread
 
-class RaceFlowMixin:
-    def _init_race(self) -> None:
-        """After the engine thread exists."""
-        self.racing = False
-        self.race_error: str | None = None
-        self.race_view = RaceView(self.colors)
-        layout = self.centralWidget().layout()
-        layout.insertWidget(layout.indexOf(self.chat), self.race_view, 1)
-        self.race_view.closed.connect(self.close_race)
-        self.race_view.save_requested.connect(self.save_race)
-        self.race_worker = RaceWorker()
-        self.race_worker.moveToThread(self.engine_thread)
-        self._race_driver = _Driver(self)
-        self._race_driver.start.connect(self.race_worker.run)
-        self.race_worker.done.connect(self._race_done)
-        self.race_worker.failed.connect(self._race_failed)
-        self._race_hidden: dict = {}
+    def __init__(self, window, model, engine_thread) -> None:
+        super().__init__(window)
+        self.window, self.model = window, model
+        self.error: str | None = None
+        self.view = RaceView(window.colors)
+        layout = window.centralWidget().layout()
+        layout.insertWidget(layout.indexOf(window.chat), self.view, 1)
+        self.view.closed.connect(self.close)
+        self.view.save_requested.connect(self.save)
+        self.worker = RaceWorker()
+        self.worker.moveToThread(engine_thread)
+        self._start.connect(self.worker.run)
+        self.worker.done.connect(self._done)
+        self.worker.failed.connect(self._failed)
+        self._hidden: dict = {}
 
-    def race_input(self, mode: str) -> None:
-        text = self.input.toPlainText().strip() or next(
-            (m.content for m in reversed(self.chat.messages) if m.role == "user"), "")
+    def from_input(self, mode: str) -> None:
+        w = self.window
+        text = w.input.toPlainText().strip() or next(
+            (m.content for m in reversed(w.chat.messages) if m.role == "user"), "")
         if not text:
-            self.statusBar().showMessage(QCoreApplication.translate("Race", "Type a prompt to race first"), 3000)
+            w.statusBar().showMessage(QCoreApplication.translate("Race", "Type a prompt to race first"), 3000)
             return
-        self.start_race(text, mode)
+        self.start(text, mode)
 
-    def start_race(self, prompt: str, mode: str = "target") -> bool:
-        if self.generating or self.loading or self.racing or self.target is None:
+    def start(self, prompt: str, mode: str = "target") -> bool:
+        w, model = self.window, self.model
+        if not model.idle or model.target is None:
             return False
-        from app.engine.drafters import PromptLookupDrafter
-
-        if mode == "lookup":
-            drafters = (self.drafter or PromptLookupDrafter(), PromptLookupDrafter())
-        else:
-            drafters = (None, self.drafter or PromptLookupDrafter())
-        system = self.system_prompt.text().strip()
+        try:
+            drafters = race_drafters(mode, model.drafter)
+        except ValueError as exc:
+            w.show_banner(QCoreApplication.translate("Race", "The {0} draft has no token-tree form to race").format(exc))
+            return False
+        system = w.system_prompt.text().strip()
         turns = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
-        self.racing = True
-        self.race_error = None
-        self.progress_label.setText(QCoreApplication.translate("Race", "Racing: two runs, one after the other …"))
-        self._sync_buttons()
-        self._race_driver.start.emit(RaceRequest(self.target, drafters, turns, self.controls.params()))
+        model.begin(State.RACING)
+        self.error = None
+        w.progress_label.setText(QCoreApplication.translate("Race", "Racing: two runs, one after the other …"))
+        self._start.emit(RaceRequest(model.target, drafters, turns, w.controls.params()))
         return True
 
-    def _race_done(self, recording: Recording) -> None:
-        self.racing = False
-        self.last_recording = recording
-        self.progress_label.setText(QCoreApplication.translate("Race", "Race measured · replaying side by side"))
-        self._sync_buttons()
-        self.show_race(recording)
+    def _done(self, recording: Recording) -> None:
+        w = self.window
+        self.model.end(State.RACING)
+        w.recordings.last = recording  # File ▸ Save recording saves the race
+        w.progress_label.setText(QCoreApplication.translate("Race", "Race measured · replaying side by side"))
+        self.show(recording)
 
-    def _race_failed(self, message: str) -> None:
-        self.racing = False
-        self.race_error = QCoreApplication.translate("Race", "The race failed: {0}").format(message)
-        self.show_banner(self.race_error)
-        self._sync_buttons()
+    def _failed(self, message: str) -> None:
+        self.model.end(State.RACING)
+        self.error = QCoreApplication.translate("Race", "The race failed: {0}").format(message)
+        self.window.show_banner(self.error)
 
     def _chat_column(self) -> list:
-        return [self.system_prompt, self.chat, self.legend, self.input, self.send_button, self.stop_button,
-                self.playback, self.readout]
+        w = self.window
+        return [w.system_prompt, w.chat, w.legend, w.input, w.send_button, w.stop_button, w.playback, w.readout]
 
-    def show_race(self, recording: Recording) -> None:
-        if not self.race_view.isVisible():
-            self._race_hidden = {w: w.isVisible() for w in self._chat_column()}
-            for w in self._race_hidden:
-                w.hide()
-        self.race_view.set_colors(self.colors)
-        self.race_view.set_sizes(self.chat.font().pointSize())
-        self.race_view.controls.setVisible(not self.presenting)
-        self.race_view.show_recording(recording)
+    def show(self, recording: Recording) -> None:
+        w = self.window
+        if not self.view.isVisible():
+            # on stage the two runs take the whole width: the plots (the chat's, not the race's) step aside
+            hidden = self._chat_column() + ([w.docks["plots"]] if w.presentation.on else [])
+            self._hidden = {widget: widget.isVisible() for widget in hidden}
+            for widget in self._hidden:
+                widget.hide()
+        self.view.set_colors(w.colors)
+        self.view.set_sizes(w.chat.font().pointSize())
+        self.view.controls.setVisible(not w.presentation.on)
+        self.view.show_recording(recording)
 
-    def close_race(self) -> None:
-        if not self.race_view.isVisible():
+    def close(self) -> None:
+        if not self.view.isVisible():
             return
-        self.race_view.timer.stop()
-        self.race_view.hide()
-        for w, visible in self._race_hidden.items():
-            w.setVisible(visible)
-        self._race_hidden = {}
+        self.view.timer.stop()
+        self.view.hide()
+        for widget, visible in self._hidden.items():
+            widget.setVisible(visible)
+        self._hidden = {}
 
-    def save_race(self) -> None:
-        if self.race_view.recording is None:
+    def save(self) -> None:
+        if self.view.recording is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, QCoreApplication.translate("Race", "Save race"), f"race{SUFFIX}",
+        path, _ = QFileDialog.getSaveFileName(self.window, QCoreApplication.translate("Race", "Save race"), f"race{SUFFIX}",
                                               QCoreApplication.translate("Race", "SpecLens recordings (*{0})").format(SUFFIX))
         if path:
-            write(Path(path), self.race_view.recording)
+            write(Path(path), self.view.recording)

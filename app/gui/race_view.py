@@ -1,5 +1,6 @@
 """The race view: two measured runs of one prompt, replayed side by side, each at its own pace,
-with running clocks, tokens/s and the final speedup in large type. The panes render tokens with
+with running clocks, tokens/s, tokens and verified tokens per round (where a tree differs from a
+chain) and the final speedup in large type. The panes render tokens with
 the chat view's own code, fed by the same Player that replays a recording."""
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from app.engine.events import RoundEvent, TokenEvent
+from app.engine.stats import round_shape
 from app.history.records import StoredToken
 from app.recording import Recording, Run
 
@@ -25,11 +28,25 @@ from .player import SPEEDS, Player
 from .theme import Colors
 
 CLOCK_MS = 50
+BIG_MAX_PT = 54  # the clocks, tokens/s and speedup: 3× the text size, at most this (28 pt text on stage)
 
 
 def run_title(run: Run) -> str:
     draft = (run.info.get("draft") or {}).get("name")
-    return QCoreApplication.translate("Race", "speculative, draft: {0}").format(draft) if draft else QCoreApplication.translate("Race", "target only")
+    if not draft:
+        return QCoreApplication.translate("Race", "target only")
+    if any(isinstance(step.round, RoundEvent) and step.round.tree_tokens for step in run.steps):
+        return QCoreApplication.translate("Race", "token tree, draft: {0}").format(draft)
+    return QCoreApplication.translate("Race", "speculative, draft: {0}").format(draft)
+
+
+def shape_text(rounds: list[RoundEvent]) -> str:
+    """Mean tokens per round and tokens verified per round (a tree's nodes, a chain's drafts, plus one)."""
+    shape = round_shape(rounds)
+    if shape is None:
+        return QCoreApplication.translate("Race", "– tokens / round")
+    return QCoreApplication.translate("Race", "{0:.2f} tokens / round · {1:.1f} verified / round").format(
+        shape.tokens_per_round, shape.verified_per_round)
 
 
 class RacePane(QFrame):
@@ -40,20 +57,26 @@ class RacePane(QFrame):
         self.title = QLabel(objectName="race_title", wordWrap=True)
         self.clock = QLabel("0.00 s", objectName="race_clock", alignment=Qt.AlignmentFlag.AlignCenter)
         self.speed = QLabel("– tok/s", objectName="race_speed", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.shape = QLabel(objectName="race_shape", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
         self.chat = ChatView(colors)
         numbers = QHBoxLayout()
-        numbers.addWidget(self.clock, 1)
-        numbers.addWidget(self.speed, 1)
+        for w, share in ((self.clock, 2), (self.speed, 3)):  # "0.13 s" is shorter than "317.6 tok/s"
+            w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # two panes fit on stage
+            numbers.addWidget(w, share)
         box.addWidget(self.title)
         box.addLayout(numbers)
+        box.addWidget(self.shape)
         box.addWidget(self.chat, 1)
         self.player: Player | None = None
         self.tokens = 0
+        self.rounds: list[RoundEvent] = []
 
     def load(self, run: Run) -> Player:
         self.title.setText(run_title(run))
         self.chat.set_messages([ChatMessage("assistant", stats={})])
         self.tokens = 0
+        self.rounds = []
+        self.shape.setText(shape_text(self.rounds))
         self.player = Player(run, parent=self)
         self.player.events.connect(self._on_events)
         return self.player
@@ -61,7 +84,11 @@ class RacePane(QFrame):
     def _on_events(self, batch: list) -> None:
         tokens = [StoredToken.from_event(e) for e in batch if isinstance(e, TokenEvent)]
         self.chat.append_tokens(0, tokens)
-        self.tokens += sum(e.emitted for e in batch if isinstance(e, RoundEvent))
+        rounds = [e for e in batch if isinstance(e, RoundEvent)]
+        self.tokens += sum(e.emitted for e in rounds)
+        if rounds:
+            self.rounds += rounds
+            self.shape.setText(shape_text(self.rounds))
 
     def tick(self) -> None:
         p = self.player
@@ -118,10 +145,11 @@ class RaceView(QWidget):
         self.set_sizes(11)
 
     def set_sizes(self, base_pt: int) -> None:
-        big = base_pt * 3
+        big = min(base_pt * 3, BIG_MAX_PT)
         self.setStyleSheet(
             f"QLabel#race_clock, QLabel#race_speed {{ font-size: {big}pt; font-weight: 700; }}"
             f"QLabel#race_title {{ font-size: {int(base_pt * 1.4)}pt; font-weight: 600; }}"
+            f"QLabel#race_shape {{ font-size: {int(base_pt * 1.2)}pt; font-weight: 600; }}"
             f"QLabel#race_result {{ font-size: {big}pt; font-weight: 700; }}"
             f"QLabel#race_note {{ font-size: {base_pt}pt; }}"
         )

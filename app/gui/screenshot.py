@@ -55,14 +55,14 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
             window.controls.temperature.setValue(temperature)
         window.controls.show_rejected.setChecked(True)
         if replay is not None:
-            if not window.play_file(replay):
+            if not window.recordings.play_file(replay):
                 return window.banner.text()
-            if window.player is not None:
-                window.player.finish()
+            if window.recordings.player is not None:
+                window.recordings.player.finish()
         else:
-            if not wait_until(lambda: window.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
+            if not wait_until(lambda: window.model.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
                 return "the models did not load in time"
-            if window.target is None:
+            if window.model.target is None:
                 return window.banner.text()
             if (step is not None or race or presentation) and window.offer.offer() is not None:
                 error = _speculate_anyway(window, say)
@@ -75,14 +75,14 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
             else:
                 for prompt in prompts:
                     window.input.setPlainText(prompt)
-                    window.send()
-                    if not wait_until(lambda: not window.generating, ANSWER_TIMEOUT_S):
+                    window.chat_flow.send()
+                    if not wait_until(lambda: not window.model.generating, ANSWER_TIMEOUT_S):
                         return "the answer did not finish in time"
-        if not wait_until(lambda: not window.generating, ANSWER_TIMEOUT_S):
+        if not wait_until(lambda: not window.model.generating, ANSWER_TIMEOUT_S):
             return "the replay did not finish in time"
         _inspect_a_token(window)
         if presentation:
-            window.set_presentation(True, full_screen=False)
+            window.presentation.set(True, full_screen=False)
             window.resize(*size)
         window.plots.refresh()
         if step is not None:
@@ -92,8 +92,8 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
         wait_until(lambda: False, 0.3)  # let layouts settle
         if presentation:
             window.readout.refresh()
-        race_view = getattr(window, "race_view", None)
-        if race_view is not None and race_view.isVisible():
+        race_view = window.race.view
+        if race_view.isVisible():
             race_view.finish()
             wait_until(lambda: False, 0.3)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,9 +107,9 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
 def _speculate_anyway(window, say) -> str | None:
     _, label, speedup = window.offer.offer()
     window.offer.run()
-    if not wait_until(lambda: not window.loading, LOAD_TIMEOUT_S):
+    if not wait_until(lambda: not window.model.loading, LOAD_TIMEOUT_S):
         return "the draft did not load in time"
-    if window.drafter is None:
+    if window.model.drafter is None:
         return window.banner.text() or "the draft did not load"
     if say is not None:
         say(f"auto runs target-only on this machine; showing speculation with {label} anyway "
@@ -118,10 +118,10 @@ def _speculate_anyway(window, say) -> str | None:
 
 
 def _race(window, prompt: str, mode: str) -> str | None:
-    window.start_race(prompt, mode)
-    if not wait_until(lambda: not window.racing, ANSWER_TIMEOUT_S * 2):
+    window.race.start(prompt, mode)
+    if not wait_until(lambda: not window.model.racing, ANSWER_TIMEOUT_S * 2):
         return "the race did not finish in time"
-    return window.race_error
+    return window.race.error
 
 
 def _inspect_a_token(window) -> None:
@@ -148,8 +148,10 @@ def _show_step(window, step: int) -> str | None:
     return None
 
 
-def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds: int = 20_000) -> str | None:
-    """The lab on the paper example after `rounds` simulated rounds (no model needed)."""
+def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds: int = 20_000,
+             tab: str = "chain") -> str | None:
+    """The lab after `rounds` simulated rounds of its example (no model needed): the paper's chain, or
+    (tab "tree") the token tree's three candidates at one node."""
     app = application()
     from . import theme as themes
     from .lab import LabWindow
@@ -158,8 +160,13 @@ def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds
     try:
         lab.resize(*size)
         lab.show()
-        lab.paper_example()
-        lab.simulate(rounds)
+        if tab == "tree":
+            lab.tabs.setCurrentWidget(lab.tree_lab)
+            lab.tree_lab.example()
+            lab.tree_lab.simulate(rounds)
+        else:
+            lab.paper_example()
+            lab.simulate(rounds)
         wait_until(lambda: False, 0.3)
         path.parent.mkdir(parents=True, exist_ok=True)
         return None if lab.grab().save(str(path)) else f"could not write {path}"

@@ -15,6 +15,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 from PySide6.QtGui import QAction
 
 from app.history import HistoryError
+from app.session import State
 
 from .chat_view import ChatMessage
 
@@ -34,15 +35,14 @@ class ServeFlow(QObject):
 
     def start(self) -> bool:
         w = self.window
-        if w.target is None or w.generating or w.loading or w.training:
+        if w.model.target is None or not w.model.idle:
             w.statusBar().showMessage(QCoreApplication.translate("ServeFlow", "Load a model pair and wait for the answer to end first"), 4000)
             return False
         from app.server import DEFAULT_HOST, DEFAULT_PORT
         from app.server.host import EngineHost, ServedPair
         from app.server.server import LocalServer
 
-        auto = w.auto if w.controls.gamma_is_auto() else None
-        self.host = EngineHost(ServedPair(w.target, w.drafter, w.controls.params(), auto, w.static))
+        self.host = EngineHost(ServedPair.of(w.model, w.controls.params(), w.controls.gamma_is_auto()))
         self.host.subscribe(lambda answer, item: self.bridge.item.emit(answer, item))
         self.host.start(wait=False)
         for port in (DEFAULT_PORT, 0):  # the usual port, else any free one
@@ -58,7 +58,8 @@ class ServeFlow(QObject):
             return False
         w.serving = self
         w.installEventFilter(self)
-        self._busy(True)
+        w.model.begin(State.SERVING)  # the window's own decoding waits until serving stops
+        self._waiting()
         w.show_banner(QCoreApplication.translate("ServeFlow", "Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. "
                           "Models ▸ Serve on localhost stops it.").format(self.host.pair.model_id, self.server.url),
                       info=True)
@@ -78,16 +79,12 @@ class ServeFlow(QObject):
         w.removeEventFilter(self)
         self.action.setChecked(False)
         w.hide_banner()
-        self._busy(False)
+        w.model.end(State.SERVING)
         w.progress_label.setText(QCoreApplication.translate("ServeFlow", "Serving stopped"))
 
-    def _busy(self, on: bool) -> None:
-        """The window's own decoding stays off while the server holds the pair."""
-        w = self.window
-        w.generating = on
-        w._sync_buttons()
-        if on:
-            w.progress_label.setText(QCoreApplication.translate("ServeFlow", "Serving at {0}/v1 · waiting for requests").format(self.server.url))
+    def _waiting(self) -> None:
+        self.window.progress_label.setText(
+            QCoreApplication.translate("ServeFlow", "Serving at {0}/v1 · waiting for requests").format(self.server.url))
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.window and event.type() == QEvent.Type.Close:
@@ -101,62 +98,57 @@ class ServeFlow(QObject):
         if isinstance(item, Step):
             if self.current is not answer:
                 self._begin(answer)
-            w._on_events(list(item.events))
+            w.chat_flow._on_events(list(item.events))
             return
         if self.current is not answer:
             if item.finished is None and item.error is None:  # cancelled while it waited: nothing to show
                 return
             self._begin(answer)
         self.current = None
-        w.served_params = answer.job.params  # what the stored stats name, not the window's controls
-        try:
-            if item.error is not None:
-                w._on_failed(item.error)
-            else:
-                w._on_finished(item.finished)
-        finally:
-            w.served_params = None
-            if self.host is not None:  # the chat flow ended its answer; serving goes on
-                self._busy(True)
+        params = answer.job.params  # what the stored stats name, not the window's controls
+        if item.error is not None:
+            w.chat_flow.fail_answer(item.error, params)
+        else:
+            w.chat_flow.finish_answer(item.finished, params)
+        if self.host is not None:  # the chat flow ended its answer; serving goes on
+            self._waiting()
 
     def _begin(self, answer) -> None:
         """The request's turns as a new chat, and an empty answer streaming, as the chat flow starts one."""
         w, job = self.window, answer.job
-        w.generating = False  # a new chat is refused while generating
-        w.new_chat()
+        w.history.clear_chat()
         system = "\n\n".join(m["content"] for m in job.messages if m["role"] == "system")
         turns = [m for m in job.messages if m["role"] != "system"]
         w.system_prompt.setText(system)
         title = next((m["content"] for m in reversed(turns) if m["role"] == "user"), "")
         ids = [None] * len(turns)
         try:
-            w.conv_id = w.store.create_conversation(" ".join(title.split())[:60], system)
-            ids = [w.store.add_message(w.conv_id, m["role"], m["content"]) for m in turns]
+            w.chat_flow.conv_id = w.store.create_conversation(" ".join(title.split())[:60], system)
+            ids = [w.store.add_message(w.chat_flow.conv_id, m["role"], m["content"]) for m in turns]
         except HistoryError as exc:
             w.show_banner(QCoreApplication.translate("ServeFlow", "Could not save the request: {0}").format(exc))
         for m, db_id in zip(turns, ids, strict=True):
             w.chat.add_message(ChatMessage(m["role"], m["content"], db_id=db_id))
-        w.conversations.refresh(w.conv_id)
+        w.conversations.refresh(w.chat_flow.conv_id)
         draft = "none" if job.target_only else self.host.pair.draft_name
-        stats = {"target": w.target.name, "draft": draft, "source": "api"}
-        w.answer_index = w.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
+        stats = {"target": w.model.target.name, "draft": draft, "source": "api"}
+        w.chat_flow.answer_index = w.chat.add_message(ChatMessage("assistant", stats=stats, streaming=True))
         w.stats.new_message()
         if self.host.baseline_step:
             w.stats.set_baseline(self.host.baseline_step)
-        w.cancel = answer.cancel_event  # Stop ends the served answer too
+        w.chat_flow.cancel = answer.cancel_event  # Stop ends the served answer too
         w.step.clear()
         w.step.set_live(True)
-        w.generating = True
         w._sync_buttons()
         w.progress_label.setText(QCoreApplication.translate("ServeFlow", "Answering a request from the local server …"))
-        w._record_begin(list(job.messages), job.params)
-        w.flush_timer.start()
+        w.recordings.begin(list(job.messages), job.params)
+        w.chat_flow.flush_timer.start()
         self.current = answer
 
 
 def toggle_serving(window, action: QAction) -> ServeFlow | None:
     """Models ▸ Serve on localhost: start serving the loaded pair, or stop; the flow while it serves."""
-    if getattr(window, "serving", None) is not None:
+    if window.serving is not None:
         window.serving.stop()
         return None
     flow = ServeFlow(window, action)

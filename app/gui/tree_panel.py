@@ -8,12 +8,14 @@ import html
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout
 
 from app.engine.events import RoundEvent
 from app.history import palette
 
 from .step_panels import short
+
+MAX_LINES = 12  # tree lines shown before the panel scrolls
 
 
 class TreePanel(QFrame):
@@ -25,12 +27,28 @@ class TreePanel(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
-        self.title = QLabel(textFormat=Qt.TextFormat.RichText)
+        self.title = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         self.body = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=False)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # A tree of 16 nodes at 28 pt is taller than the step-through: its lines scroll, the rest stays put.
+        self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.body)
         layout.addWidget(self.title)
-        layout.addWidget(self.body)
+        layout.addWidget(self.scroll)
         self.setVisible(False)
+
+    def set_point_size(self, pt: int) -> None:
+        """The tree's text follows the window's text size (28 pt on stage): a tree is read, not plotted.
+        A style sheet, since the application's style sheet stops fonts set on a parent from propagating."""
+        self.setStyleSheet(f"QLabel {{ font-size: {pt}pt; }}")
+        self._fit()
+
+    def _fit(self) -> None:
+        """Tall enough for the whole tree up to MAX_LINES lines, with room for a horizontal scroll bar."""
+        lines = self.body.text().count("<br>") + 1
+        line = self.body.fontMetrics().lineSpacing()
+        bar = self.scroll.horizontalScrollBar().sizeHint().height()
+        self.scroll.setFixedHeight(min(lines, MAX_LINES) * line + bar + 8)
 
     def show_round(self, r: RoundEvent, decode: Callable[[int], str]) -> None:
         self.setVisible(bool(r.tree_tokens))
@@ -41,6 +59,7 @@ class TreePanel(QFrame):
         self.body.setText(tree_html(r, decode, self.tr("u {0:.3f} ≥ p′ {1:.3f}, residual {2:.3f}"),
                                     self.tr("u {0:.3f} < p′ {1:.3f}"), self.tr("not tested"),
                                     self.tr("corrected"), self.tr("bonus")))
+        self._fit()
 
 
 def tree_html(r: RoundEvent, decode: Callable[[int], str], rejected: str, accepted: str, untested: str,

@@ -40,7 +40,7 @@ from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .specs import AUTO
 from .timing import measure_verify, probe, probe_ids
-from .tree_probe import verify_tokens, with_tree
+from .tree_probe import verify_tokens, with_tree, with_tree_costs
 
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
@@ -203,7 +203,7 @@ def calibrate(
     start = time.perf_counter()
     ids = probe_ids(target, gamma_max)
     report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
-    verify = measure_verify(target.model, ids, verify_tokens(gamma_max))
+    verify = with_tree_costs(target.model, ids, measure_verify(target.model, ids, verify_tokens(gamma_max)))
     profiles, built = [], {}
     for i, spec in enumerate(specs):
         if cancel is not None and cancel.is_set():

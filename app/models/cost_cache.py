@@ -115,7 +115,8 @@ def calibration_key(target, specs: list[str], gamma_max: int) -> str:
 def read_calibration(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | None:
     entry = read(key)
     try:
-        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"])
+        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"],
+                             tuple(entry["verify"]["tree_seconds"]))  # older entries lack it: measured again
         profiles = tuple(
             DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"],
                            tuple(p["tree_accepted"]), p["tree_c"])
@@ -130,7 +131,7 @@ def write_calibration(key: str, verify: VerifyCosts, profiles, target, seconds: 
     write(key, {
         "kind": "calibration", "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
         "kernels": target.kernels, "seconds": seconds,
-        "verify": asdict(verify) | {"seconds": list(verify.seconds)},
+        "verify": asdict(verify) | {"seconds": list(verify.seconds), "tree_seconds": list(verify.tree_seconds)},
         "profiles": [asdict(p) | {"per_position": list(p.per_position), "tree_accepted": list(p.tree_accepted)}
                      for p in profiles],
     })

@@ -5,21 +5,27 @@ context. A tree drafter ranks its nodes best first and a budget keeps a prefix o
 the first n nodes of each probed tree are the tree of budget n. Each node's target mass is known
 exactly from the round's one pass, p(path to v) = product of p at each ancestor for its token, so
 E[accepted](n) = sum of p(path) over the first n nodes (Section 1 of the tree digest), averaged over
-the rounds that proposed a tree. No Qt here.
+the rounds that proposed a tree. A tree pass's own cost v_tree(n) is timed here too (with_tree_costs):
+a 4D-masked pass does not cost what a chain pass of the same length does. No Qt here.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 
 import torch
 
 from app.engine import DecodeParams, Drafter, RoundEvent, generate
+from app.engine.kv import forward, head, new_cache, rollback
 from app.engine.policy import TREE_DEPTH, TREE_NODES_MAX, DrafterProfile, VerifyCosts
+from app.engine.tree import make_tree
+from app.engine.tree_verify import tree_forward, tree_support
 
 from .drafts import tree_form
 from .loading import LoadedModel
+from .timing import _interpolate, _sync
 
 PROBE_TOKENS = 32
 
@@ -27,6 +33,47 @@ PROBE_TOKENS = 32
 def verify_tokens(gamma_max: int) -> int:
     """The longest verify pass calibration times: a γ chain's γ + 1 tokens, or a tree's nodes + 1."""
     return max(gamma_max, TREE_NODES_MAX) + 1
+
+
+def probe_tree(nodes: int, width: int = 10):
+    """A tree of `nodes` nodes shaped like an expansion's: up to `width` children of the root, then each
+    further node under the best (first) node of the level above."""
+    parents = [-1 if i < width else (i - width) // width * width for i in range(nodes)]
+    return make_tree([0] * nodes, parents)
+
+
+@torch.inference_mode()
+def with_tree_costs(model, ids: torch.Tensor, verify: VerifyCosts, sizes=(2, 9, 17, 33),
+                    reps: int = 2) -> VerifyCosts:
+    """verify with `tree_seconds`: a tree pass over n tokens (the root, n - 1 nodes, 4D mask, trunk then the
+    head on every row, as TreeRounds runs it) timed at `sizes`, interpolated between them as v(n) is; the
+    minimum over reps, non-decreasing in n. Unchanged for a target that cannot take a tree."""
+    if tree_support(model) is not None:
+        return verify
+    device = next(model.parameters()).device
+    ids = ids.to(device)
+    cache = new_cache(model)
+    forward(model, cache, ids[:-1], keep=1)
+    held = cache.get_seq_length()
+    n_max = len(verify.seconds)
+    sizes = sorted({n for n in sizes if n < n_max} | {n_max})
+    times: dict[int, list[float]] = {n: [] for n in sizes}
+    for rep in range(reps + 1):  # the first pass warms up and is not kept
+        for n in sizes:
+            tree = probe_tree(n - 1)
+            _sync(device)
+            t0 = time.perf_counter()
+            head(model, tree_forward(model, cache, ids[-1:], tree, len(ids), trunk=True))
+            _sync(device)
+            if rep:
+                times[n].append(time.perf_counter() - t0)
+            rollback(cache, held)
+    points, floor = [(1, verify.seconds[0])], verify.seconds[0]
+    for n in sizes:
+        floor = max(floor, min(times[n]))
+        points.append((n, floor))
+    seconds = tuple(_interpolate(points, n) for n in range(1, n_max + 1))
+    return replace(verify, tree_seconds=seconds)
 
 
 def path_mass(r: RoundEvent) -> list[float]:

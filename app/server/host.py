@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from app.engine.policy import AutoGamma
     from app.engine.static import StaticDecoder
     from app.models import LoadedModel
+    from app.session import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,12 @@ class ServedPair:
     params: DecodeParams  # defaults for fields a request leaves out
     auto: AutoGamma | None = None  # live γ shared by the answers; only the worker thread touches it
     static: StaticDecoder | None = None
+
+    @classmethod
+    def of(cls, model: ChatModel, params: DecodeParams, gamma_auto: bool = True) -> ServedPair:
+        """The pair a chat model holds (the window's, or `speclens serve`'s), as served: its target, drafter
+        and compiled steps, and its live γ controller when γ is auto."""
+        return cls(model.target, model.drafter, params, model.auto if gamma_auto else None, model.static)
 
     @property
     def model_id(self) -> str:

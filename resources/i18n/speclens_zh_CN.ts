@@ -2,79 +2,79 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>ChatFlowMixin</name>
+    <name>ChatFlow</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="40"/>
+        <location filename="../../app/gui/chat_flow.py" line="60"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="55"/>
+        <location filename="../../app/gui/chat_flow.py" line="76"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="71"/>
+        <location filename="../../app/gui/chat_flow.py" line="92"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="71"/>
+        <location filename="../../app/gui/chat_flow.py" line="92"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="102"/>
+        <location filename="../../app/gui/chat_flow.py" line="125"/>
         <source>Generating · round {0}</source>
         <translation>正在生成 · 第 {0} 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="119"/>
+        <location filename="../../app/gui/chat_flow.py" line="151"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="119"/>
+        <location filename="../../app/gui/chat_flow.py" line="151"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="120"/>
+        <location filename="../../app/gui/chat_flow.py" line="152"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="120"/>
+        <location filename="../../app/gui/chat_flow.py" line="152"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="121"/>
+        <location filename="../../app/gui/chat_flow.py" line="153"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="126"/>
+        <location filename="../../app/gui/chat_flow.py" line="159"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="127"/>
+        <location filename="../../app/gui/chat_flow.py" line="160"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="149"/>
+        <location filename="../../app/gui/chat_flow.py" line="184"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="182"/>
+        <location filename="../../app/gui/chat_flow.py" line="221"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="191"/>
+        <location filename="../../app/gui/chat_flow.py" line="230"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -128,24 +128,24 @@
     </message>
 </context>
 <context>
-    <name>CompileFlowMixin</name>
+    <name>CompileFlow</name>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="21"/>
+        <location filename="../../app/gui/compile_flow.py" line="56"/>
         <source>Compiling decoding steps …</source>
         <translation>正在准备解码步骤 …</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="28"/>
+        <location filename="../../app/gui/compile_flow.py" line="65"/>
         <source>Compiling decoding steps … {0} of {1}</source>
         <translation>正在准备解码步骤 … {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="35"/>
+        <location filename="../../app/gui/compile_flow.py" line="72"/>
         <source>Ready · decoding steps compiled in {0:.1f} s</source>
         <translation>就绪 · 解码步骤准备用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="48"/>
+        <location filename="../../app/gui/compile_flow.py" line="89"/>
         <source>Compiled decoding is not available: {0}</source>
         <translation>无法使用预先准备的解码步骤：{0}</translation>
     </message>
@@ -243,57 +243,57 @@
         <translation>在 GPU 上将草稿步骤与验证步骤记录为 CUDA 图。第一次准备需要一分以上的时间，完成后可以发送下一条消息；输出的词元完全一样。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="132"/>
+        <location filename="../../app/gui/controls.py" line="136"/>
         <source>auto (fastest measured on this machine)</source>
         <translation>自动（本机实测最快）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="134"/>
+        <location filename="../../app/gui/controls.py" line="138"/>
         <source>reduced-precision copy of the target</source>
         <translation>目标模型的低精度副本</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="135"/>
+        <location filename="../../app/gui/controls.py" line="139"/>
         <source>prompt lookup (n-grams from the prompt)</source>
         <translation>提示查找（取自提示的 n-gram）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="140"/>
+        <location filename="../../app/gui/controls.py" line="144"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="143"/>
+        <location filename="../../app/gui/controls.py" line="147"/>
         <source>Browse folder…</source>
         <translation>浏览文件夹…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="144"/>
+        <location filename="../../app/gui/controls.py" line="148"/>
         <source>Browse .gguf file…</source>
         <translation>浏览 .gguf 文件…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="157"/>
+        <location filename="../../app/gui/controls.py" line="161"/>
         <source>{0} · α {1} (T=0), {2} (T=0.7) · c {3}</source>
         <translation>{0} · α {1}（T=0），{2}（T=0.7）· c {3}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="161"/>
+        <location filename="../../app/gui/controls.py" line="165"/>
         <source>trained draft in {0}</source>
         <translation>训练好的草稿模型，位于 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="175"/>
+        <location filename="../../app/gui/controls.py" line="179"/>
         <source>Model folder (save_pretrained)</source>
         <translation>模型文件夹（save_pretrained）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="177"/>
+        <location filename="../../app/gui/controls.py" line="181"/>
         <source>GGUF model</source>
         <translation>GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="177"/>
+        <location filename="../../app/gui/controls.py" line="181"/>
         <source>GGUF (*.gguf)</source>
         <translation>GGUF 文件 (*.gguf)</translation>
     </message>
@@ -515,17 +515,17 @@
         <translation>提示查找大显身手：从提示中复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="60"/>
+        <location filename="../../app/gui/examples.py" line="64"/>
         <source>{0}: {1:.2f}× target-only on this machine, slower</source>
         <translation>{0}：本机为仅目标模型的 {1:.2f}×，更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="62"/>
+        <location filename="../../app/gui/examples.py" line="66"/>
         <source>{0}: {1:.2f}× target-only on this machine</source>
         <translation>{0}：本机为仅目标模型的 {1:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="74"/>
+        <location filename="../../app/gui/examples.py" line="79"/>
         <source>This example shows the colours, not a speedup: {0}</source>
         <translation>此示例只为显示词元的状态，不是加速：{0}</translation>
     </message>
@@ -539,19 +539,19 @@
     </message>
 </context>
 <context>
-    <name>HistoryFlowMixin</name>
+    <name>HistoryFlow</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="73"/>
+        <location filename="../../app/gui/history_flow.py" line="88"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="81"/>
+        <location filename="../../app/gui/history_flow.py" line="98"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="84"/>
+        <location filename="../../app/gui/history_flow.py" line="101"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
@@ -559,146 +559,156 @@
 <context>
     <name>LabWindow</name>
     <message>
-        <location filename="../../app/gui/lab.py" line="92"/>
+        <location filename="../../app/gui/lab.py" line="94"/>
         <source>SpecLens Lab — why speculative sampling is exact</source>
         <translation>SpecLens 实验室 —— 为什么推测采样是精确的</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="100"/>
+        <location filename="../../app/gui/lab.py" line="105"/>
+        <source>Chain: one draft, sampled from q</source>
+        <translation>链：一个草稿词元，从 q 采样</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="106"/>
+        <source>Tree: three candidates at one node</source>
+        <translation>树：一个节点上的三个候选</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="110"/>
         <source>Target p and draft q</source>
         <translation>目标分布 p 与草稿分布 q</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="103"/>
+        <location filename="../../app/gui/lab.py" line="113"/>
         <source>Tokens</source>
         <translation>词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="117"/>
+        <location filename="../../app/gui/lab.py" line="127"/>
         <source>Rounds and cost</source>
         <translation>轮次与成本</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="121"/>
+        <location filename="../../app/gui/lab.py" line="131"/>
         <source>γ (drafts per round)</source>
         <translation>γ（每轮草稿数）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="122"/>
+        <location filename="../../app/gui/lab.py" line="132"/>
         <source>c (draft step / target step)</source>
         <translation>c（草稿步 / 目标步）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="125"/>
+        <location filename="../../app/gui/lab.py" line="135"/>
         <source>Paper example</source>
         <translation>论文示例</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="126"/>
-        <location filename="../../app/gui/lab.py" line="235"/>
+        <location filename="../../app/gui/lab.py" line="136"/>
+        <location filename="../../app/gui/lab.py" line="246"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="127"/>
+        <location filename="../../app/gui/lab.py" line="137"/>
         <source>Reset counts</source>
         <translation>重置计数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="142"/>
+        <location filename="../../app/gui/lab.py" line="152"/>
         <source>&lt;b&gt;p, q and the residual&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p (target) &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q (draft) &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</source>
         <translation>&lt;b&gt;p、q 与残差分布&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p（目标）&amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q（草稿）&amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="150"/>
+        <location filename="../../app/gui/lab.py" line="160"/>
         <source>Output after simulated rounds (95% band)</source>
         <translation>模拟轮次后的输出（95% 置信带）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="235"/>
+        <location filename="../../app/gui/lab.py" line="246"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="293"/>
+        <location filename="../../app/gui/lab.py" line="304"/>
         <source>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="294"/>
+        <location filename="../../app/gui/lab.py" line="305"/>
         <source>&lt;b&gt;residual&lt;/b&gt; norm(max(p − q, 0)) = {0}</source>
         <translation>&lt;b&gt;残差分布&lt;/b&gt; norm(max(p − q, 0)) = {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="295"/>
+        <location filename="../../app/gui/lab.py" line="306"/>
         <source>&lt;b&gt;output, correct rule&lt;/b&gt;: min(p, q) + (1 − α)·residual = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，正确规则&lt;/b&gt;：min(p, q) + (1 − α)·残差 = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="296"/>
+        <location filename="../../app/gui/lab.py" line="307"/>
         <source>&lt;b&gt;output, wrong rule&lt;/b&gt; (resample from p): min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，错误规则&lt;/b&gt;（从 p 重新采样）：min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="298"/>
+        <location filename="../../app/gui/lab.py" line="309"/>
         <source>&lt;b&gt;E[tokens per round]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="300"/>
+        <location filename="../../app/gui/lab.py" line="311"/>
         <source>&lt;b&gt;speedup&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</source>
         <translation>&lt;b&gt;加速比&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="302"/>
+        <location filename="../../app/gui/lab.py" line="313"/>
         <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="305"/>
+        <location filename="../../app/gui/lab.py" line="316"/>
         <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule&apos;s law &amp;nbsp; I 95% band · first token of each round, decided by the engine&apos;s own acceptance code</source>
         <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
     </message>
 </context>
 <context>
-    <name>LayoutMixin</name>
+    <name>Layout</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="39"/>
+        <location filename="../../app/gui/window_layout.py" line="38"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="47"/>
+        <location filename="../../app/gui/window_layout.py" line="46"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="49"/>
+        <location filename="../../app/gui/window_layout.py" line="48"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="50"/>
+        <location filename="../../app/gui/window_layout.py" line="49"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="93"/>
+        <location filename="../../app/gui/window_layout.py" line="92"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="94"/>
+        <location filename="../../app/gui/window_layout.py" line="93"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="95"/>
+        <location filename="../../app/gui/window_layout.py" line="94"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="96"/>
+        <location filename="../../app/gui/window_layout.py" line="95"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -734,299 +744,321 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="67"/>
+        <location filename="../../app/gui/main_window.py" line="66"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="112"/>
+        <location filename="../../app/gui/main_window.py" line="103"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
-</context>
-<context>
-    <name>MenusMixin</name>
     <message>
-        <location filename="../../app/gui/menus.py" line="14"/>
-        <source>&amp;File</source>
-        <translation>文件(&amp;F)</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="15"/>
-        <source>New chat</source>
-        <translation>新建对话</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="16"/>
-        <source>Export conversation as HTML…</source>
-        <translation>将对话导出为 HTML…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="17"/>
-        <source>Export conversation as Markdown…</source>
-        <translation>将对话导出为 Markdown…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="18"/>
-        <source>Export plots (PNG, SVG, CSV)…</source>
-        <translation>导出图表（PNG、SVG、CSV）…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="20"/>
-        <source>Open recording…</source>
-        <translation>打开录制…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="21"/>
-        <source>Save recording…</source>
-        <translation>保存录制…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="23"/>
-        <source>Quit</source>
-        <translation>退出</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="24"/>
-        <source>&amp;Chat</source>
-        <translation>对话(&amp;C)</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="25"/>
-        <source>Send</source>
-        <translation>发送</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="26"/>
-        <source>Stop</source>
-        <translation>停止</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="27"/>
-        <source>Regenerate last answer</source>
-        <translation>重新生成最后的回答</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="28"/>
-        <source>Copy last answer</source>
-        <translation>复制最后的回答</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="30"/>
-        <source>Race: speculative against target only</source>
-        <translation>比赛：推测解码对仅目标模型</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="32"/>
-        <source>Race: current draft against prompt lookup</source>
-        <translation>比赛：当前草稿对提示查找</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="34"/>
-        <source>&amp;Models</source>
-        <translation>模型(&amp;M)</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="35"/>
-        <source>Recommended pairs…</source>
-        <translation>推荐的模型组合…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="36"/>
-        <source>Train a draft…</source>
-        <translation>训练草稿模型…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="38"/>
-        <source>Serve on localhost</source>
-        <translation>在本机开放 API</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="41"/>
-        <source>Target dtype</source>
-        <translation>目标模型精度</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="44"/>
-        <source>Automatic (fastest exact kernels)</source>
-        <translation>自动（最快且精确）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="50"/>
-        <source>&amp;View</source>
-        <translation>视图(&amp;V)</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
-        <source>Larger text</source>
-        <translation>放大文字</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
-        <source>Smaller text</source>
-        <translation>缩小文字</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
-        <source>Reset text size</source>
-        <translation>重置文字大小</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="55"/>
-        <source>Presentation</source>
-        <translation>演示模式</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="57"/>
-        <source>Theme</source>
-        <translation>主题</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
-        <location filename="../../app/gui/menus.py" line="71"/>
-        <source>System</source>
-        <translation>跟随系统</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
-        <source>Light</source>
-        <translation>浅色</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
-        <source>Dark</source>
-        <translation>深色</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="66"/>
-        <source>Step through rounds</source>
-        <translation>逐轮查看</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="67"/>
-        <source>Lab…</source>
-        <translation>实验室…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="68"/>
-        <source>Language</source>
-        <translation>语言</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="106"/>
+        <location filename="../../app/gui/main_window.py" line="168"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
 </context>
 <context>
+    <name>Menus</name>
+    <message>
+        <location filename="../../app/gui/menus.py" line="13"/>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="14"/>
+        <source>New chat</source>
+        <translation>新建对话</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="15"/>
+        <source>Export conversation as HTML…</source>
+        <translation>将对话导出为 HTML…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="16"/>
+        <source>Export conversation as Markdown…</source>
+        <translation>将对话导出为 Markdown…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="17"/>
+        <source>Export plots (PNG, SVG, CSV)…</source>
+        <translation>导出图表（PNG、SVG、CSV）…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="19"/>
+        <source>Open recording…</source>
+        <translation>打开录制…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="20"/>
+        <source>Save recording…</source>
+        <translation>保存录制…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="22"/>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="23"/>
+        <source>&amp;Chat</source>
+        <translation>对话(&amp;C)</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="24"/>
+        <source>Send</source>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="25"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="26"/>
+        <source>Regenerate last answer</source>
+        <translation>重新生成最后的回答</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="27"/>
+        <source>Copy last answer</source>
+        <translation>复制最后的回答</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="29"/>
+        <source>Race: speculative against target only</source>
+        <translation>比赛：推测解码对仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="31"/>
+        <source>Race: current draft against prompt lookup</source>
+        <translation>比赛：当前草稿对提示查找</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="32"/>
+        <source>Race: current draft as a chain against it as a token tree</source>
+        <translation>比赛：当前草稿的链对其词元树</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="35"/>
+        <source>&amp;Models</source>
+        <translation>模型(&amp;M)</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="36"/>
+        <source>Recommended pairs…</source>
+        <translation>推荐的模型组合…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="37"/>
+        <source>Train a draft…</source>
+        <translation>训练草稿模型…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="39"/>
+        <source>Serve on localhost</source>
+        <translation>在本机开放 API</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="42"/>
+        <source>Target dtype</source>
+        <translation>目标模型精度</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="45"/>
+        <source>Automatic (fastest exact kernels)</source>
+        <translation>自动（最快且精确）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="51"/>
+        <source>Token trees</source>
+        <translation>词元树</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="53"/>
+        <source>Automatic (a tree where it is measured faster)</source>
+        <translation>自动（实测更快时用树）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="54"/>
+        <source>On (always a tree)</source>
+        <translation>开（总是用树）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="54"/>
+        <source>Off (chains only)</source>
+        <translation>关（只用链）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="61"/>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="62"/>
+        <source>Larger text</source>
+        <translation>放大文字</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="64"/>
+        <source>Smaller text</source>
+        <translation>缩小文字</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="65"/>
+        <source>Reset text size</source>
+        <translation>重置文字大小</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="66"/>
+        <source>Presentation</source>
+        <translation>演示模式</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="68"/>
+        <source>Theme</source>
+        <translation>主题</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="71"/>
+        <location filename="../../app/gui/menus.py" line="82"/>
+        <source>System</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="71"/>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="71"/>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="77"/>
+        <source>Step through rounds</source>
+        <translation>逐轮查看</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="78"/>
+        <source>Lab…</source>
+        <translation>实验室…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="79"/>
+        <source>Language</source>
+        <translation>语言</translation>
+    </message>
+</context>
+<context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="35"/>
+        <location filename="../../app/gui/training_flow.py" line="30"/>
         <source>Load a target first</source>
         <translation>请先加载目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="61"/>
+        <location filename="../../app/gui/training_flow.py" line="59"/>
         <source>Training a draft …</source>
         <translation>正在训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="74"/>
+        <location filename="../../app/gui/training_flow.py" line="74"/>
         <source>Draft training finished</source>
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="112"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="118"/>
+        <location filename="../../app/gui/model_flow.py" line="163"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="199"/>
+        <location filename="../../app/gui/model_flow.py" line="149"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
-        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
-        <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
-        <source>Target-only (switched live)</source>
-        <translation>仅目标模型（已实时切换）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="214"/>
-        <source>cached timings</source>
-        <translation>缓存的计时</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="214"/>
-        <source>timed at load</source>
-        <translation>加载时计时</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="218"/>
-        <source>target-only</source>
-        <translation>仅目标模型</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="219"/>
-        <source>Target-only: {0}</source>
-        <translation>仅目标模型：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="221"/>
-        <source>γ auto {0}</source>
-        <translation>γ 自动 {0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="221"/>
-        <source>γ fixed</source>
-        <translation>γ 固定</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="223"/>
-        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
-        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="225"/>
-        <source>{0} · predicted {1:.2f}×</source>
-        <translation>{0} · 预测 {1:.2f}×</translation>
-    </message>
-</context>
-<context>
-    <name>ModelFlowMixin</name>
-    <message>
-        <location filename="../../app/gui/model_flow.py" line="90"/>
+        <location filename="../../app/gui/model_flow.py" line="44"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="160"/>
+        <location filename="../../app/gui/model_flow.py" line="108"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="178"/>
+        <location filename="../../app/gui/model_flow.py" line="127"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="181"/>
+        <location filename="../../app/gui/model_flow.py" line="130"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="188"/>
+        <location filename="../../app/gui/model_flow.py" line="138"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="152"/>
+        <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
+        <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <source>Target-only (switched live)</source>
+        <translation>仅目标模型（已实时切换）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>cached timings</source>
+        <translation>缓存的计时</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>timed at load</source>
+        <translation>加载时计时</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="179"/>
+        <source>target-only</source>
+        <translation>仅目标模型</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="180"/>
+        <source>Target-only: {0}</source>
+        <translation>仅目标模型：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <source>γ auto {0}</source>
+        <translation>γ 自动 {0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <source>γ fixed</source>
+        <translation>γ 固定</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="184"/>
+        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
+        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <source>{0} · predicted {1:.2f}×</source>
+        <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
 </context>
 <context>
@@ -1293,42 +1325,42 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="235"/>
+        <location filename="../../app/gui/model_flow.py" line="196"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="238"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="240"/>
+        <location filename="../../app/gui/model_flow.py" line="201"/>
         <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
         <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="243"/>
+        <location filename="../../app/gui/model_flow.py" line="204"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="250"/>
+        <location filename="../../app/gui/model_flow.py" line="211"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="252"/>
+        <location filename="../../app/gui/model_flow.py" line="213"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="256"/>
+        <location filename="../../app/gui/model_flow.py" line="217"/>
         <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
         <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="258"/>
+        <location filename="../../app/gui/model_flow.py" line="219"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1374,17 +1406,27 @@
 <context>
     <name>Presentation</name>
     <message>
-        <location filename="../../app/gui/presentation.py" line="27"/>
+        <location filename="../../app/gui/presentation.py" line="25"/>
+        <source>tokens / round</source>
+        <translation>词元 / 轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="26"/>
+        <source>tokens / round · tree of {0:.0f} nodes</source>
+        <translation>词元 / 轮 · {0:.0f} 个节点的树</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/presentation.py" line="40"/>
         <source>measured speedup</source>
         <translation>实测加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/presentation.py" line="27"/>
+        <location filename="../../app/gui/presentation.py" line="40"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/presentation.py" line="27"/>
+        <location filename="../../app/gui/presentation.py" line="40"/>
         <source>acceptance α</source>
         <translation>接受率 α</translation>
     </message>
@@ -1405,87 +1447,107 @@
 <context>
     <name>Race</name>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="74"/>
+        <location filename="../../app/gui/race_flow.py" line="99"/>
         <source>Type a prompt to race first</source>
         <translation>请先输入一个提示再比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="91"/>
+        <location filename="../../app/gui/race_flow.py" line="110"/>
+        <source>The {0} draft has no token-tree form to race</source>
+        <translation>草稿 {0} 没有可用于比赛的词元树形式</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_flow.py" line="116"/>
         <source>Racing: two runs, one after the other …</source>
         <translation>比赛中：两次运行，依次进行…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="99"/>
+        <location filename="../../app/gui/race_flow.py" line="124"/>
         <source>Race measured · replaying side by side</source>
         <translation>比赛已测量 · 并排回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="105"/>
+        <location filename="../../app/gui/race_flow.py" line="129"/>
         <source>The race failed: {0}</source>
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="135"/>
+        <location filename="../../app/gui/race_flow.py" line="161"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="136"/>
+        <location filename="../../app/gui/race_flow.py" line="162"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="32"/>
+        <location filename="../../app/gui/race_view.py" line="40"/>
         <source>speculative, draft: {0}</source>
         <translation>推测解码，草稿：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="32"/>
+        <location filename="../../app/gui/race_view.py" line="37"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="73"/>
+        <location filename="../../app/gui/race_view.py" line="39"/>
+        <source>token tree, draft: {0}</source>
+        <translation>词元树，草稿：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="47"/>
+        <source>– tokens / round</source>
+        <translation>– 词元 / 轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="48"/>
+        <source>{0:.2f} tokens / round · {1:.1f} verified / round</source>
+        <translation>每轮 {0:.2f} 个词元 · 每轮验证 {1:.1f} 个</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/race_view.py" line="100"/>
         <source>{0:.1f} tok/s</source>
         <translation>{0:.1f} 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="96"/>
+        <location filename="../../app/gui/race_view.py" line="123"/>
         <source>Replay race</source>
         <translation>回放比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="97"/>
+        <location filename="../../app/gui/race_view.py" line="124"/>
         <source>Playback speed</source>
         <translation>回放速度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="101"/>
+        <location filename="../../app/gui/race_view.py" line="128"/>
         <source>Save race…</source>
         <translation>保存比赛…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="102"/>
+        <location filename="../../app/gui/race_view.py" line="129"/>
         <source>Close race</source>
         <translation>关闭比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="141"/>
+        <location filename="../../app/gui/race_view.py" line="169"/>
         <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
         <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="144"/>
+        <location filename="../../app/gui/race_view.py" line="172"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="184"/>
+        <location filename="../../app/gui/race_view.py" line="212"/>
         <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
         <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="186"/>
+        <location filename="../../app/gui/race_view.py" line="214"/>
         <source>The recording ends before both runs finished</source>
         <translation>录制在两次运行都结束之前就结束了</translation>
     </message>
@@ -1493,63 +1555,63 @@
 <context>
     <name>Recordings</name>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="54"/>
+        <location filename="../../app/gui/recording_flow.py" line="62"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="54"/>
+        <location filename="../../app/gui/recording_flow.py" line="62"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="84"/>
+        <location filename="../../app/gui/recording_flow.py" line="106"/>
         <source>The recording was not saved: {0}</source>
         <translation>录制未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="88"/>
+        <location filename="../../app/gui/recording_flow.py" line="111"/>
         <source>No answer to save yet</source>
         <translation>还没有可保存的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="90"/>
+        <location filename="../../app/gui/recording_flow.py" line="113"/>
         <source>Save recording</source>
         <translation>保存录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="91"/>
         <location filename="../../app/gui/recording_flow.py" line="114"/>
+        <location filename="../../app/gui/recording_flow.py" line="139"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="101"/>
+        <location filename="../../app/gui/recording_flow.py" line="125"/>
         <source>Recording saved to {0}</source>
         <translation>录制已保存到 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="113"/>
+        <location filename="../../app/gui/recording_flow.py" line="138"/>
         <source>Open recording</source>
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="148"/>
+        <location filename="../../app/gui/recording_flow.py" line="176"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="163"/>
+        <location filename="../../app/gui/recording_flow.py" line="191"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="168"/>
+        <location filename="../../app/gui/recording_flow.py" line="196"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="182"/>
+        <location filename="../../app/gui/recording_flow.py" line="212"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
     </message>
@@ -1557,7 +1619,7 @@
 <context>
     <name>ServeFlow</name>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="38"/>
+        <location filename="../../app/gui/serve_flow.py" line="39"/>
         <source>Load a model pair and wait for the answer to end first</source>
         <translation>请先加载模型对，并等待当前回答结束</translation>
     </message>
@@ -1567,27 +1629,27 @@
         <translation>本机 API 无法启动：127.0.0.1 上没有可用的 TCP port</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="62"/>
+        <location filename="../../app/gui/serve_flow.py" line="63"/>
         <source>Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. Models ▸ Serve on localhost stops it.</source>
         <translation>正在 {1}/v1 开放 {0}（OpenAI API）：经它发来的问题的回答会显示在这里。再次选择“模型 → 在本机开放 API”即可停止。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="82"/>
+        <location filename="../../app/gui/serve_flow.py" line="83"/>
         <source>Serving stopped</source>
         <translation>本机 API 已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="90"/>
+        <location filename="../../app/gui/serve_flow.py" line="87"/>
         <source>Serving at {0}/v1 · waiting for requests</source>
         <translation>本机 API {0}/v1 · 等待问题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="136"/>
+        <location filename="../../app/gui/serve_flow.py" line="129"/>
         <source>Could not save the request: {0}</source>
         <translation>无法保存问题：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="151"/>
+        <location filename="../../app/gui/serve_flow.py" line="143"/>
         <source>Answering a request from the local server …</source>
         <translation>正在回答本机 API 收到的问题…</translation>
     </message>
@@ -1596,12 +1658,12 @@
     <name>SpeculationOffer</name>
     <message>
         <location filename="../../app/gui/speculation_offer.py" line="20"/>
-        <location filename="../../app/gui/speculation_offer.py" line="44"/>
+        <location filename="../../app/gui/speculation_offer.py" line="45"/>
         <source>Show speculation anyway</source>
         <translation>仍然显示推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="41"/>
+        <location filename="../../app/gui/speculation_offer.py" line="42"/>
         <source>Show speculation anyway ({0}, {1:.2f}× on this machine)</source>
         <translation>仍然显示推测解码（{0}，本机 {1:.2f}×）</translation>
     </message>
@@ -1827,34 +1889,123 @@
     </message>
 </context>
 <context>
+    <name>TreeLab</name>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="51"/>
+        <source>Target p and draft q at one node</source>
+        <translation>一个节点上的目标 p 与草稿 q</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="54"/>
+        <source>Tokens</source>
+        <translation>词元数</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="68"/>
+        <source>Candidates, tested in this order</source>
+        <translation>候选（按此顺序检验）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="70"/>
+        <source>Top 3 of q</source>
+        <translation>取 q 的前 3 名</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="77"/>
+        <source>Example</source>
+        <translation>示例</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="78"/>
+        <location filename="../../app/gui/lab_tree.py" line="207"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="79"/>
+        <source>Reset counts</source>
+        <translation>重置计数</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="94"/>
+        <source>&lt;b&gt;p, q and the final p′&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; p′: p with the candidates zeroed, renormalised &amp;nbsp; #1–#3: the candidates</source>
+        <translation>&lt;b&gt;p、q 与最终的 p′&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; p′：候选置零后重新归一化的 p &amp;nbsp; #1–#3：候选</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="102"/>
+        <source>First token after simulated tree rounds (95% band)</source>
+        <translation>模拟树轮次的首个输出词元（95% 区间）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="207"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="258"/>
+        <source>&lt;b&gt;tree&lt;/b&gt;: p(S) = Σ p over the candidates S = {0} = &lt;b&gt;{1:.3f}&lt;/b&gt; &amp;nbsp; (simulated {2})</source>
+        <translation>&lt;b&gt;树&lt;/b&gt;：p(S) = 候选集 S = {0} 上的 Σ p = &lt;b&gt;{1:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {2}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="260"/>
+        <source>&lt;b&gt;chain&lt;/b&gt;, one token sampled from q: Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
+        <translation>&lt;b&gt;链&lt;/b&gt;（一个从 q 采样的词元）：Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {1}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="265"/>
+        <source>#{0} {1}: reached {2:.3f}, accepted when u &amp;lt; p′ = {3:.3f}, so P = p({1}) = &lt;b&gt;{4:.3f}&lt;/b&gt; &amp;nbsp; (simulated {5})</source>
+        <translation>#{0} {1}：到达概率 {2:.3f}，u &amp;lt; p′ = {3:.3f} 时接受，故 P = p({1}) = &lt;b&gt;{4:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {5}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="269"/>
+        <source>all rejected ({0:.3f}): the token is drawn from p′ = {1}</source>
+        <translation>全部被拒（{0:.3f}）：词元从 p′ = {1} 中抽取</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="270"/>
+        <source>&lt;b&gt;E[tokens per round]&lt;/b&gt;: tree 1 + p(S) = &lt;b&gt;{0:.3f}&lt;/b&gt;, chain 1 + Σ min(p, q) = &lt;b&gt;{1:.3f}&lt;/b&gt;</source>
+        <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt;：树 1 + p(S) = &lt;b&gt;{0:.3f}&lt;/b&gt;，链 1 + Σ min(p, q) = &lt;b&gt;{1:.3f}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="272"/>
+        <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
+        <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab_tree.py" line="276"/>
+        <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; first token of each round, decided by the engine&apos;s own tree rule &amp;nbsp; — p (the target) &amp;nbsp; I 95% band · the tree wins when its candidates hold more of p than q shares with p; a draft close to p, sampled, wins as a chain</source>
+        <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 每轮的首个词元，由引擎自身的树规则判定 &amp;nbsp; — p（目标） &amp;nbsp; I 95% 区间 · 候选覆盖的 p 质量多于 q 与 p 的重叠时，树胜出；草稿接近 p 时，按 q 采样的链胜出</translation>
+    </message>
+</context>
+<context>
     <name>TreePanel</name>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="39"/>
+        <location filename="../../app/gui/tree_panel.py" line="57"/>
         <source>&lt;b&gt;Token tree&lt;/b&gt;: {0} nodes verified in one pass, {1} accepted along the path</source>
         <translation>&lt;b&gt;词元树&lt;/b&gt;：一次前向验证 {0} 个节点，沿路径接受 {1} 个</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="41"/>
+        <location filename="../../app/gui/tree_panel.py" line="59"/>
         <source>u {0:.3f} ≥ p′ {1:.3f}, residual {2:.3f}</source>
         <translation>u {0:.3f} ≥ p′ {1:.3f}，剩余质量 {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="42"/>
+        <location filename="../../app/gui/tree_panel.py" line="60"/>
         <source>u {0:.3f} &lt; p′ {1:.3f}</source>
         <translation>u {0:.3f} &lt; p′ {1:.3f}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="42"/>
+        <location filename="../../app/gui/tree_panel.py" line="60"/>
         <source>not tested</source>
         <translation>未检验</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="43"/>
+        <location filename="../../app/gui/tree_panel.py" line="61"/>
         <source>corrected</source>
         <translation>修正</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="43"/>
+        <location filename="../../app/gui/tree_panel.py" line="61"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>

@@ -2,16 +2,19 @@
 
 import json
 
+import pytest
+
 from app.bench.trees import HF_NOTE
 from app.cli import main
 
 
-def test_trees_rows_compare_chain_and_tree(tiny_pair_dirs, tiny_suite, tmp_path, capsys):
+@pytest.mark.parametrize("engine", [[], ["--static"]], ids=["dynamic", "static"])
+def test_trees_rows_compare_chain_and_tree(tiny_pair_dirs, tiny_suite, tmp_path, capsys, engine):
     target, _ = tiny_pair_dirs
     out = tmp_path / "trees.json"
     assert main(["bench", "--trees", "--target", str(target), "--prompts", str(tiny_suite), "--max-new-tokens", "12",
                  "--repeats", "1", "--temperature", "0", "--tree-nodes", "6", "--threads", "1",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), *engine]) == 0
     result = json.loads(out.read_text())
     rows = {r["name"]: r for r in result["settings"][0]["rows"]}
     assert list(rows)[0] == "SpecLens target-only"
@@ -20,4 +23,5 @@ def test_trees_rows_compare_chain_and_tree(tiny_pair_dirs, tiny_suite, tmp_path,
     assert all(r["same_as_target_only"] for r in rows.values())  # greedy: every row gives target-only's tokens
     assert 1 <= tree["tokens_per_round"] <= 7 and 1 < tree["verified_per_round"] <= 7
     assert chain["verified_per_round"] <= chain["gamma"] + 1 and tree["verify_steps"] > 0
+    assert result["meta"]["engine"] == ("static" if engine else "dynamic")
     assert result["note"] == HF_NOTE and HF_NOTE in out.with_suffix(".md").read_text()

@@ -61,21 +61,45 @@ def test_a_bare_one_row_kernel_is_caught():
     assert any(caught)
 
 
-def _attention_rows_match(attend, held: int, n: int, gen) -> bool:
-    q = torch.randn(1, 9, n, 64, generator=gen).bfloat16()
-    k = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
-    v = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
+SHAPES = ((0, 40), (37, 9), (505, 9), (1020, 17), (300, 5))  # (cached, new): prefill, across 512, verify
+
+HEADS = ((9, 3), (4, 4))  # (query heads, key heads): the embedded model's GQA, and plain multi-head
+HELD = (0, 37, 505, 511, 1020)  # keys already cached: across the 512 boundary (505 + 17 > 512)
+
+
+def _qkv(heads, kv_heads, n, size, gen):
+    q = torch.randn(1, heads, n, 64, generator=gen).bfloat16()
+    k = torch.randn(1, kv_heads, size, 64, generator=gen).bfloat16()
+    v = torch.randn(1, kv_heads, size, 64, generator=gen).bfloat16()
+    return q, k, v
+
+
+def _attention_rows_match(attend, held: int, n: int, gen, heads=(9, 3)) -> bool:
+    """Every row of an n-row pass equals the single step at its position (one row, its keys only).
+
+    The single step's block holds zeros beside the row, the pass's other rows: so this also checks that a
+    row does not depend on the other rows of its block or its call."""
+    q, k, v = _qkv(*heads, n, held + n, gen)
     whole = attend(q, k, v)
     return all(torch.equal(attend(q[:, :, i : i + 1], k[:, :, : held + i + 1], v[:, :, : held + i + 1]),
                            whole[:, :, i : i + 1]) for i in range(n))
 
 
-SHAPES = ((0, 40), (37, 9), (505, 9), (1020, 17), (300, 5))  # (cached, new): prefill, across 512, verify
-
-
 def test_row_exact_attention_rows_do_not_depend_on_the_pass():
     gen = torch.Generator().manual_seed(0)
-    assert all(_attention_rows_match(attention.row_exact_attention, held, n, gen) for held, n in SHAPES)
+    bad = [(heads, held, n) for heads in HEADS for held in HELD for n in range(1, 18)
+           if not _attention_rows_match(attention.row_exact_attention, held, n, gen, heads)]
+    assert not bad
+
+
+def test_a_prefill_equals_its_single_steps():
+    """A 300-token prompt in one pass (many blocks, two key lengths) row for row, sampled."""
+    gen = torch.Generator().manual_seed(2)
+    q, k, v = _qkv(9, 3, 300, 300, gen)
+    whole = attention.row_exact_attention(q, k, v)
+    for i in (0, 1, 127, 128, 200, 299):
+        single = attention.row_exact_attention(q[:, :, i : i + 1], k[:, :, : i + 1], v[:, :, : i + 1])
+        assert torch.equal(single, whole[:, :, i : i + 1]), i
 
 
 def test_stock_attention_is_caught():
@@ -88,6 +112,15 @@ def test_stock_attention_is_caught():
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.view(1, 1, n, size), enable_gqa=True)
 
     assert not all(_attention_rows_match(stock, held, n, gen) for held, n in SHAPES)
+
+
+def test_keys_padded_by_the_pass_are_caught(monkeypatch):
+    """Planted bug: every row of a pass meets the kernel with the pass's keys (masked past its own), so its
+    call's shape depends on the pass, not on the row."""
+    monkeypatch.setattr(attention, "_key_length", lambda count, size: size)
+    monkeypatch.setattr(attention, "_last", (None, None, []))
+    gen = torch.Generator().manual_seed(0)
+    assert not all(_attention_rows_match(attention.row_exact_attention, held, n, gen) for held, n in SHAPES)
 
 
 def test_packed_logits_agree_with_unpacked_within_bf16(vocab34_pair):
@@ -192,9 +225,8 @@ def test_default_model_on_stock_kernels_drifts(default_target, monkeypatch):
 
 
 def test_static_caches_on_the_packed_path(vocab34_pair):
-    """A static cache's keys are a fixed-length buffer: attention then falls back to PyTorch's kernel with
-    the cache's mask, and greedy still equals target-only. (Row-exact attention on that buffer would
-    attend to unused slots and break this.)"""
+    """A static cache's keys are a fixed-length buffer with stale slots that its additive mask hides: row-exact
+    attention reads each row's filled slots only, and greedy still equals target-only."""
     from app.engine.static import StaticDecoder
 
     target, draft = (packed_copy(m) for m in vocab34_pair)
@@ -207,13 +239,14 @@ def test_static_caches_on_the_packed_path(vocab34_pair):
     assert got == expected
 
 
-def _tree_rows_match(attend, held: int, gen) -> bool:
+SMALL_TREE = (-1, -1, 0, 0, 2, 1)  # two roots, branches, a grandchild
+WIDE_TREE = (-1, -1, -1, 0, 0, 1, 3, 3, 4, 6, 6, 2, 11, 9, 5, 12, 13)  # 17 nodes, 7 leaves, depth 5
+
+
+def _tree_rows_match(attend, held: int, gen, parents=SMALL_TREE, heads=(9, 3)) -> bool:
     """A token tree's rows under its mask equal the single steps that hold their path after compaction."""
-    parents = (-1, -1, 0, 0, 2, 1)  # two roots, branches, a grandchild
     n = len(parents)
-    q = torch.randn(1, 9, n, 64, generator=gen).bfloat16()
-    k = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
-    v = torch.randn(1, 3, held + n, 64, generator=gen).bfloat16()
+    q, k, v = _qkv(*heads, n, held + n, gen)
     mask = torch.zeros(1, 1, n, held + n, dtype=torch.bool)
     mask[..., :held] = True
     paths = []
@@ -230,9 +263,28 @@ def _tree_rows_match(attend, held: int, gen) -> bool:
     return True
 
 
+TREE_CASES = [(held, parents, heads) for held in (0, 37, 505, 1020) for parents in (SMALL_TREE, WIDE_TREE)
+              for heads in HEADS]
+
+
 def test_row_exact_attention_under_a_tree_mask_equals_the_compacted_single_steps():
     gen = torch.Generator().manual_seed(0)
-    assert all(_tree_rows_match(attention.row_exact_attention, held, gen) for held in (0, 37, 505, 1020))
+    assert all(_tree_rows_match(attention.row_exact_attention, held, gen, parents, heads)
+               for held, parents, heads in TREE_CASES)
+
+
+def test_a_static_buffer_and_an_additive_mask_give_the_same_rows():
+    """A static cache's keys are a longer buffer with stale slots, its mask additive (0 / the dtype's
+    minimum): each row still equals its single step on exactly its keys."""
+    gen = torch.Generator().manual_seed(3)
+    held, n, buffer = 40, 9, 1056
+    q, k, v = _qkv(9, 3, n, buffer, gen)
+    visible = torch.arange(buffer)[None, :] <= torch.arange(held, held + n)[:, None]
+    mask = torch.where(visible, 0.0, torch.finfo(torch.bfloat16).min).bfloat16()[None, None]
+    whole = attention.row_exact_attention(q, k, v, mask=mask)
+    for i in range(n):
+        single = attention.row_exact_attention(q[:, :, i : i + 1], k[:, :, : held + i + 1], v[:, :, : held + i + 1])
+        assert torch.equal(single, whole[:, :, i : i + 1]), i
 
 
 def test_stock_attention_under_a_tree_mask_is_caught():
@@ -243,3 +295,29 @@ def test_stock_attention_under_a_tree_mask_is_caught():
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
 
     assert not all(_tree_rows_match(stock, held, gen) for held in (0, 37, 505, 1020))
+
+
+def test_tree_rows_left_uncompacted_are_caught(monkeypatch):
+    """Planted bug: tree rows read the keys where they lie (the prefix, then every node, masked but for the
+    row's ancestors) instead of gathered into their path's layout: the visible keys sit elsewhere in the
+    kernel's blocks than in the single step, and its sums round differently."""
+    monkeypatch.setattr(attention, "_lanes", lambda seen: {None: list(range(len(seen)))})
+    monkeypatch.setattr(attention, "_last", (None, None, []))
+    gen = torch.Generator().manual_seed(0)
+    assert not all(_tree_rows_match(attention.row_exact_attention, held, gen, parents, heads)
+                   for held, parents, heads in TREE_CASES)
+
+
+def test_row_exact_attention_is_attention():
+    """The rows are attention itself (within bf16 of float32 SDPA), causal and under a tree mask: the
+    exactness checks above compare the function with itself."""
+    gen = torch.Generator().manual_seed(4)
+    for heads in HEADS:
+        q, k, v = _qkv(*heads, 9, 530, gen)
+        want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), enable_gqa=True,
+                                              attn_mask=torch.ones(9, 530, dtype=torch.bool).tril(521))
+        torch.testing.assert_close(attention.row_exact_attention(q, k, v).float(), want, atol=2e-2, rtol=0)
+        mask = torch.ones(1, 1, 9, 530, dtype=torch.bool).tril(521)
+        mask[0, 0, 5:, 522:525] = False  # rows 5.. skip three earlier nodes (a branch)
+        want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask, enable_gqa=True)
+        torch.testing.assert_close(attention.row_exact_attention(q, k, v, mask=mask).float(), want, atol=2e-2, rtol=0)

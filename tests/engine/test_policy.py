@@ -198,6 +198,15 @@ def test_tree_speedup_is_the_chain_formula_with_the_trees_numbers():
     assert best_nodes(profile(0.1, 0.3), CPU32) == (0, 0.0)  # no measured tree
 
 
+def test_a_tree_is_priced_by_its_own_pass_when_timed():
+    """v_tree (a 4D-masked tree pass, timed as such) prices a tree; the chain keeps v. Unmeasured: v."""
+    p = tree_profile([0.5, 0.8, 1.0, 1.1], tree_c=0.3)
+    timed = replace(CPU32, tree_seconds=tuple(2 * s for s in CPU32.seconds))
+    assert timed.v_tree(5) == pytest.approx(2 * CPU32.v(5)) and CPU32.v_tree(5) == CPU32.v(5)
+    assert speedup(p, TREE_DEPTH, timed, nodes=4) == pytest.approx((1 + 1.1) / (0.3 + 2 * CPU32.v(5)))
+    assert speedup(p, 3, timed) == speedup(p, 3, CPU32)
+
+
 def test_choice_takes_the_tree_when_it_pays_and_says_why_when_it_does_not():
     rising = [0.3 * k for k in range(1, 9)] + [2.4] * 24  # 0.3 more tokens per node up to 8 nodes
     good = tree_profile(rising, tree_c=0.2, name="good")
@@ -225,3 +234,46 @@ def test_tree_size_follows_live_rounds_at_a_fixed_size():
     for i in range(1, 30):
         live.observe(RoundEvent(round=i, accepted=3, **base))  # 3 accepted a round beats the measured 1.8
     assert live.predicted > before and live.gamma() == TREE_DEPTH and live.rounds == 29
+
+
+def test_recheck_switches_on_a_slow_measured_answer_long_enough_to_judge():
+    from app.engine.policy import MEASURED_FLOOR, MEASURED_TOKENS, recheck
+
+    auto = AutoGamma(profile(0.05, 0.5), CPU)
+    assert recheck(auto, MEASURED_FLOOR - 0.01, MEASURED_TOKENS - 1) is None  # mostly prefill
+    assert recheck(auto, MEASURED_FLOOR + 0.01, 100) is None  # within the noise band
+    assert recheck(auto, None, 100) is None  # untimed, and no live rounds yet
+    switch = recheck(auto, 0.7, MEASURED_TOKENS)
+    assert (switch.kind, switch.speedup, switch.label) == ("measured", 0.7, "d")
+
+
+def test_recheck_switches_once_live_rounds_predict_a_slowdown():
+    from app.engine.policy import RECHECK_ROUNDS, recheck
+
+    auto = AutoGamma(profile(0.05, 0.5), CPU)
+    for i in range(1, RECHECK_ROUNDS):  # every draft rejected and costly, but too few rounds yet
+        g = auto.gamma()
+        auto.observe(_round(i, g, 0, [0.02] * g, 0.05 * g, CPU.seconds[g]))
+    assert auto.predicted < 1.0 and recheck(auto, None, 0) is None
+    auto.observe(_round(RECHECK_ROUNDS, auto.gamma(), 0, [0.02] * auto.gamma(), 0.05 * auto.gamma(),
+                        CPU.seconds[auto.gamma()]))
+    switch = recheck(auto, None, 0)
+    assert switch.kind == "predicted" and switch.speedup == auto.predicted
+    assert switch.alpha1 == pytest.approx(auto.profile.alpha_at(1)) and switch.c == pytest.approx(auto.profile.c)
+
+
+def test_recheck_keeps_a_draft_the_live_rounds_predict_faster():
+    from app.engine.policy import RECHECK_ROUNDS, recheck
+
+    auto = AutoGamma(profile(0.02, 0.9), CPU)
+    for i in range(1, RECHECK_ROUNDS + 5):
+        g = auto.gamma()
+        auto.observe(_round(i, g, g, [0.95] * g, 0.001 * g, CPU.seconds[g]))
+    assert auto.predicted > 1.0 and recheck(auto, None, 0) is None
+
+
+def test_measured_predictions_use_the_policy_formula():
+    # stats.predicted_speedup (the plots, the server's usage) is policy.speedup on measured inputs
+    for alpha, gamma, c, v in ((0.5, 2, 0.1, 1.0), (0.8, 4, 0.2, 1.45), (0.3, 7, 0.05, 1.8)):
+        verify = VerifyCosts((1.0,) * gamma + (v,))
+        assert predicted_speedup(alpha, gamma, c, v) == speedup(profile(c, alpha), gamma, verify)

@@ -61,3 +61,20 @@ def test_summary():
     assert s.tokens_per_round == pytest.approx(11 / 5)
     assert s.histogram == [1, 1, 1, 1]
     assert s.draft_time_per_token == pytest.approx(0.01)
+
+
+def test_round_shape_leaves_the_prefill_round_out_and_counts_a_trees_nodes():
+    from app.engine.stats import round_shape
+
+    def r(i, drafted, emitted, nodes=0):
+        tree = {"tree_tokens": (1,) * nodes, "tree_parents": (-1,) * nodes} if nodes else {}
+        return RoundEvent(round=i, gamma=4, drafted=drafted, accepted=emitted - 1, emitted=emitted, bonus=False,
+                          overlap=(), draft_time=0.0, verify_time=0.0, **tree)
+
+    assert round_shape([]) is None
+    chain = round_shape([r(0, 4, 5), r(1, 4, 3), r(2, 2, 1)])  # round 0 carries the prefill: left out
+    assert (chain.rounds, chain.tokens_per_round, chain.verified_per_round, chain.tree_nodes) == (2, 2.0, 4.0, None)
+    tree = round_shape([r(0, 3, 4, nodes=8), r(1, 3, 4, nodes=8), r(2, 0, 1), r(3, 1, 2, nodes=4)])
+    assert tree.verified_per_round == pytest.approx((9 + 1 + 5) / 3) and tree.tree_nodes == 6.0
+    only = round_shape([r(0, 4, 5)])  # a one-round answer: its only round counts
+    assert (only.tokens_per_round, only.verified_per_round) == (5.0, 5.0)

@@ -117,3 +117,33 @@ def test_greedy_tree_decoding_on_the_embedded_model(default_target):
     result = generate(default_target.model, prompt, LookupTreeDrafter(budget=8, depth=4), params)
     assert result.token_ids == target_greedy(default_target.model, prompt.tolist(), params)
     assert sum(len(r.tree_path) for r in result.rounds) > 0
+
+
+def test_pruned_expansion_keeps_the_same_tree():
+    """expand skips children, frontier nodes and levels that cannot enter the budget: the tree of budget n
+    is still the first n nodes of the unbounded expansion (what tree_probe's per-budget sums rely on)."""
+    vocab = 9
+
+    def logq_after(tokens):
+        gen = torch.Generator().manual_seed(hash(tuple(tokens)) % 2**31)
+        return (torch.randn(vocab, generator=gen) * 2).log_softmax(-1)
+
+    def run(budget):
+        fed: list[list[int]] = []
+
+        def step_fn(tokens, parents):
+            rows = []
+            for token, parent in zip(tokens, parents, strict=True):
+                fed.append((fed[parent] if parent != ROOT else []) + [token])
+                rows.append(logq_after(fed[-1]))
+            return torch.stack(rows)
+
+        return expand(step_fn, logq_after([]), budget=budget, depth=5, top_k=4), len(fed)
+
+    full, fed_full = run(10_000)
+    assert len(full) == 4 + 4 * 4 * 4  # depth 5: 4 root children, then 4 x 4 candidates per level
+    for n in range(1, 25):
+        tree, fed = run(n)
+        assert tree.tokens == full.tokens[:n] and tree.parents == full.parents[:n] and tree.scores == full.scores[:n]
+        assert fed <= fed_full
+    assert run(2)[1] < fed_full  # the small budget fed fewer nodes

@@ -53,16 +53,3 @@ def test_chain_rounds_carry_no_tree(vocab34_pair):
     result = generate(target, torch.tensor(PROMPT), ModelDrafter(draft), DecodeParams(gamma=3, max_new_tokens=20, seed=0))
     assert all(r.tree_nodes == 0 and not r.tree_path for r in result.rounds)
     assert all(t.node is None for t in result.tokens + result.rejected)
-
-
-def test_static_caches_refuse_trees_in_one_line(vocab34_pair):
-    import pytest
-
-    from app.engine.static import StaticDecoder
-
-    target, _ = vocab34_pair
-    static = StaticDecoder(target, min_capacity=64)
-    reason = static.supports(LookupTreeDrafter())
-    assert reason and "token trees" in reason and "\n" not in reason
-    with pytest.raises(ValueError, match="token trees"):
-        generate(target, torch.tensor(PROMPT), LookupTreeDrafter(), DecodeParams(gamma=3, max_new_tokens=4), static=static)

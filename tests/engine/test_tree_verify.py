@@ -12,7 +12,7 @@ from app.engine import tree_verify
 from app.engine.kv import forward, new_cache
 from app.engine.static_kv import StaticModel
 from app.engine.tree import ROOT, additive, make_tree, tree_mask
-from app.engine.tree_verify import compact, compact_static, static_tree_hidden, tree_forward
+from app.engine.tree_verify import compact, compact_static, static_tree_inputs, tree_forward
 
 ATOL = 1e-5  # fp32: only the summation order differs from a plain forward
 PROMPT = [0, 5, 9, 3, 17, 3, 22]
@@ -99,21 +99,46 @@ def test_compaction_without_the_copy_is_caught(target, monkeypatch):
     assert (logits - plain_logits(target, PROMPT + [5, 3, 7])).abs().max() > 1e-3
 
 
+def static_tree_pass(target, tree, size: int, leak: bool = False):
+    """A StaticModel holding the prompt but its last token, after one padded tree pass (padding garbage
+    left in the buffers first: a stale earlier round's keys). -> (sm, logits [1 + n, V])."""
+    sm = StaticModel(target, capacity=64, min_capacity=64)
+    sm.prefill(torch.tensor(PROMPT[:-1] + [30] * 12))  # slots after the prompt hold stale keys
+    pos, block = static_tree_inputs(tree, len(PROMPT), size)
+    if leak:
+        block[:, len(tree) + 1 :] = True
+    tokens = torch.tensor(PROMPT[-1:] + list(tree.tokens) + [31] * (size - len(tree) - 1))
+    hidden = sm.tree(tokens, len(PROMPT) - 1, pos, block)
+    with torch.inference_mode():
+        return sm, sm.head(hidden[: len(tree) + 1])
+
+
 @pytest.mark.parametrize("path", [[], [1], [0, 2, 5]])
 def test_static_tree_pass_and_compaction(target, path):
-    """The same on a StaticModel's preallocated buffers: per-path logits, then the next step."""
+    """The same on a StaticModel's preallocated buffers, padded to 16 rows: per-path logits, then after
+    compact_static the next step's logits equal a fresh prefill's."""
     if target.config._attn_implementation != "sdpa":
         pytest.skip("the static cache is exercised once")
-    sm = StaticModel(target, capacity=64, min_capacity=64)
-    sm.prefill(torch.tensor(PROMPT[:-1]))
-    hidden = static_tree_hidden(sm, torch.tensor(PROMPT[-1:]), TREE, len(PROMPT))
-    with torch.inference_mode():
-        logits = sm.head(hidden)
+    sm, logits = static_tree_pass(target, TREE, 16)
     torch.testing.assert_close(logits, path_references(target, PROMPT, TREE), atol=ATOL, rtol=0)
     compact_static(sm.cache, len(PROMPT), path)
     accepted = [TREE.tokens[i] for i in path]
     logits = sm.step(torch.tensor([7]), len(PROMPT) + len(path))
     torch.testing.assert_close(logits, plain_logits(target, PROMPT + accepted + [7]), atol=ATOL, rtol=0)
+
+
+def test_static_padding_and_missing_copy_are_caught(target, monkeypatch):
+    """Planted: real rows see the padding rows; or the static compaction skips its index copy."""
+    if target.config._attn_implementation != "sdpa":
+        pytest.skip("the static cache is exercised once")
+    _, logits = static_tree_pass(target, TREE, 16, leak=True)
+    assert (logits - path_references(target, PROMPT, TREE)).abs().max() > 1e-3
+    sm, _ = static_tree_pass(target, TREE, 16)
+    monkeypatch.setattr(torch.Tensor, "index_copy_", lambda self, dim, index, source: self)
+    compact_static(sm.cache, len(PROMPT), [4, 7])
+    monkeypatch.undo()
+    logits = sm.step(torch.tensor([7]), len(PROMPT) + 2)
+    assert (logits - plain_logits(target, PROMPT + [5, 3, 7])).abs().max() > 1e-3
 
 
 def test_embedded_model_tree_pass(default_target):

@@ -18,13 +18,17 @@ def data_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def window(qtbot, data_dir, tiny_pair_dirs):
-    from app.gui.main_window import MainWindow
+    from PySide6.QtCore import QSettings
 
+    from app.gui.main_window import MainWindow, settings_file
+
+    # chains: the tests of this window hand-set γ and fix the seed, and a tree's round kind would depend on timings
+    QSettings(str(settings_file()), QSettings.Format.IniFormat).setValue("tree", "off")
     target, draft = tiny_pair_dirs
     win = MainWindow(target_spec=str(target), draft_spec=str(draft))
     qtbot.addWidget(win)  # closed at teardown: the engine thread is shut down through closeEvent
     win.show()
-    qtbot.waitUntil(lambda: win.target is not None and win.drafter is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: win.model.target is not None and win.model.drafter is not None, timeout=60_000)
     win.recorder = Recorder(win.worker)
     win.controls.gamma.setValue(4)  # hand-set: token statuses under a fixed seed do not depend on timing
     win.controls.temperature.setValue(1.0)
@@ -48,7 +52,7 @@ def auto_window(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
         win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec="auto")
         qtbot.addWidget(win)
         win.show()
-        qtbot.waitUntil(lambda: win.target is not None, timeout=60_000)
+        qtbot.waitUntil(lambda: win.model.target is not None, timeout=60_000)
         win.recorder = Recorder(win.worker)
         return win
 

@@ -44,9 +44,9 @@ class Recorder:
 def send(qtbot, win, text: str, timeout: int = 60_000) -> None:
     """Type a message, press Ctrl+Enter's action, wait until the answer is complete and rendered."""
     win.input.setPlainText(text)
-    win.send()
-    assert win.generating
-    qtbot.waitUntil(lambda: not win.generating, timeout=timeout)
+    win.chat_flow.send()
+    assert win.model.generating
+    qtbot.waitUntil(lambda: not win.model.generating, timeout=timeout)
 
 
 def slow_params(window, delay=0.03):
@@ -62,9 +62,9 @@ def slow_params(window, delay=0.03):
 
 def start_long_answer(window, monkeypatch, text: str, max_new: int):
     """Send text with EOS disabled and slowed rounds, so the answer is still running when the test acts."""
-    monkeypatch.setattr(type(window.target), "stop_token_ids", property(lambda self: ()))
+    monkeypatch.setattr(type(window.model.target), "stop_token_ids", property(lambda self: ()))
     window.controls.max_new.setValue(max_new)
     monkeypatch.setattr(window.controls, "params", slow_params(window))
     window.input.setPlainText(text)
-    window.send()
+    window.chat_flow.send()
     return window.recorder

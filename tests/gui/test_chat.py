@@ -12,7 +12,7 @@ from app.history import HistoryStore
 def test_window_opens_with_the_pair_loaded(window):
     assert window.send_button.isEnabled()
     assert "CPU" in window.status_labels["device"].text()
-    assert window.target.name in window.status_labels["models"].text()
+    assert window.model.target.name in window.status_labels["models"].text()
     assert not window.banner.isVisible()
 
 
@@ -59,10 +59,10 @@ def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, mo
     qtbot.waitUntil(lambda: len(rec.rounds) >= 3, timeout=30_000)
     window.stop_button.click()
     done_at_stop = len(rec.rounds)
-    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert rec.finished[-1].reason == "cancelled"
     assert len(rec.rounds) <= done_at_stop + 1  # at most the round in flight
-    stored = HistoryStore().messages(window.conv_id)
+    stored = HistoryStore().messages(window.chat_flow.conv_id)
     assert stored[-1].role == "assistant" and stored[-1].partial
     assert stored[-1].content == window.chat.messages[-1].text
 
@@ -73,7 +73,7 @@ def test_changing_gamma_changes_the_next_round(qtbot, window, monkeypatch):
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
     window.controls.gamma.setValue(5)
     changed_after = len(rec.rounds)
-    qtbot.waitUntil(lambda: not window.generating, timeout=60_000)
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
     assert rec.rounds[0].gamma == 2
     # The round in flight keeps its gamma; every later one asks for 5, cut only by the tokens left.
     remaining = [80 - sum(x.emitted for x in rec.rounds[: r.round]) for r in rec.rounds]
@@ -83,17 +83,17 @@ def test_changing_gamma_changes_the_next_round(qtbot, window, monkeypatch):
 
 
 def test_swapping_the_draft_applies_to_the_next_message(qtbot, window, monkeypatch):
-    model_drafter = window.drafter
+    model_drafter = window.model.drafter
     monkeypatch.setattr(window.controls, "params", slow_params(window, 0.01))
     window.input.setPlainText("first")
-    window.send()
+    window.chat_flow.send()
     window.controls.draft_chosen.emit("prompt-lookup")  # chosen while answering
-    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert window.chat.messages[1].stats["draft"] == model_drafter.name
-    qtbot.waitUntil(lambda: isinstance(window.drafter, PromptLookupDrafter), timeout=30_000)
+    qtbot.waitUntil(lambda: isinstance(window.model.drafter, PromptLookupDrafter), timeout=30_000)
     window.recorder.reset()
     send(qtbot, window, "second")
-    assert window.chat.messages[3].stats["draft"] == window.drafter.name
+    assert window.chat.messages[3].stats["draft"] == window.model.drafter.name
     assert all(t.status.value != "rejected" or t.q is not None for t in window.recorder.tokens)
 
 
@@ -102,16 +102,16 @@ def test_regenerate_and_edit_replace_later_messages(qtbot, window):
     send(qtbot, window, "one")
     send(qtbot, window, "two")
     window.controls.seed_on.setChecked(False)
-    window.regenerate()
-    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    window.chat_flow.regenerate()
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert [m.role for m in window.chat.messages] == ["user", "assistant"] * 2
     window.chat.action.emit("edit", 0)
     assert window.input.toPlainText() == "one"
     window.input.setPlainText("uno")
-    window.send()
-    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    window.chat_flow.send()
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert [m.content for m in window.chat.messages if m.role == "user"] == ["uno"]
-    stored = HistoryStore().messages(window.conv_id)
+    stored = HistoryStore().messages(window.chat_flow.conv_id)
     assert [m.role for m in stored] == ["user", "assistant"] and stored[0].content == "uno"
 
 
@@ -119,7 +119,7 @@ def test_export_html_contains_the_statuses(qtbot, window, tmp_path):
     window.controls.max_new.setValue(40)
     send(qtbot, window, "export me")
     path = tmp_path / "chat.html"
-    window.export_conversation_to(path, "html")
+    window.history.export_conversation_to(path, "html")
     html = path.read_text(encoding="utf-8")
     for status in {t.status.value for t in window.recorder.tokens if t.emitted}:
         assert f'class="tok {status}"' in html
@@ -161,8 +161,8 @@ def test_finishing_an_answer_rewrites_only_the_tail(qtbot, window):
 def test_the_step_through_builds_its_panels_before_the_first_round(qtbot, window):
     """Loading a pair with a draft schedules the position panels; each is built in its own event-loop turn."""
     step = window.step
-    assert window.drafter is not None
-    wanted = window.auto.gamma_max if window.auto is not None else window.controls.params().gamma
+    assert window.model.drafter is not None
+    wanted = window.model.auto.gamma_max if window.model.auto is not None else window.controls.params().gamma
     qtbot.waitUntil(lambda: len(step.positions) >= wanted, timeout=20_000)
     assert not any(p.isVisible() for p in step.positions)
     step.prepare(wanted + 2)

@@ -7,7 +7,7 @@ from gui_helpers import CPU, send
 
 def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
-    assert win.drafter is None and win.selection.choice.target_only
+    assert win.model.drafter is None and win.model.selection.choice.target_only
     status = win.status_labels["choice"].text()
     assert status.startswith("Target-only") and "draft costs 1.05 target steps on this CPU" in status
     win.plots.refresh()
@@ -19,18 +19,18 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
 
 
 def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, monkeypatch):
-    from app.gui import model_flow
+    from app.engine import policy
 
-    monkeypatch.setattr(model_flow, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
-    monkeypatch.setattr(model_flow, "MEASURED_FLOOR", 0.0)
+    monkeypatch.setattr(policy, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
+    monkeypatch.setattr(policy, "MEASURED_FLOOR", 0.0)
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
-    assert win.selection.spec == "prompt-lookup" and win.drafter is not None
-    assert win.controls.gamma_is_auto() and win.auto is not None
+    assert win.model.selection.spec == "prompt-lookup" and win.model.drafter is not None
+    assert win.controls.gamma_is_auto() and win.model.auto is not None
     assert "γ auto" in win.status_labels["choice"].text()
     assert win.plots.notice.text() == ""
     win.controls.max_new.setValue(40)
     send(qtbot, win, "say it again. say it again. say it")
-    assert win.auto.rounds == len(win.recorder.rounds) - 1  # every round but the prefill one
+    assert win.model.auto.rounds == len(win.recorder.rounds) - 1  # every round but the prefill one
     assert all(1 <= r.gamma <= 8 for r in win.recorder.rounds)
     win.recorder.reset()
     win.controls.gamma.setValue(3)
@@ -41,8 +41,8 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
 
 def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypatch):
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
-    win.load_models(win.target_spec, "self")
-    qtbot.waitUntil(lambda: not win.loading and win.drafter is not None, timeout=60_000)
+    win.model_flow.load_models(win.model.target_spec, "self")
+    qtbot.waitUntil(lambda: not win.model.loading and win.model.drafter is not None, timeout=60_000)
     assert win.status_labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
     assert "Slower than target-only" in win.plots.notice.text()
@@ -52,15 +52,15 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
     from app.engine import RoundEvent
 
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
-    assert win.drafter is not None
-    win.recheck_choice()
-    assert win.drafter is not None  # no live evidence yet
+    assert win.model.drafter is not None
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is not None  # no live evidence yet
     for i in range(1, 30):  # the draft is rejected every time in practice
-        g = win.auto.gamma()
-        win.auto.observe(RoundEvent(round=i, gamma=g, drafted=g, accepted=0, emitted=1, bonus=False, overlap=(0.0,) * g,
+        g = win.model.auto.gamma()
+        win.model.auto.observe(RoundEvent(round=i, gamma=g, drafted=g, accepted=0, emitted=1, bonus=False, overlap=(0.0,) * g,
                                    draft_time=1e-5, verify_time=CPU.seconds[g]))
-    win.recheck_choice()
-    assert win.drafter is None and win.auto is None
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is None and win.model.auto is None
     assert win.status_labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
     assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
@@ -73,15 +73,15 @@ def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
     from app.gui.chat_view import ChatMessage
 
     win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
-    assert win.drafter is not None
+    assert win.model.drafter is not None
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
-    win.recheck_choice()
-    assert win.drafter is not None  # within the noise band
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is not None  # within the noise band
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
-    win.recheck_choice()
-    assert win.drafter is not None  # too short to judge: mostly prefill
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is not None  # too short to judge: mostly prefill
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
-    win.recheck_choice()
-    assert win.drafter is None and win.auto is None
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is None and win.model.auto is None
     win.plots.refresh()
     assert "the last answer ran at 0.50× target-only" in win.plots.notice.text()

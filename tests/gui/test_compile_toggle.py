@@ -22,18 +22,18 @@ def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
     window.worker.warm_progress.connect(lambda done, total: steps.append((done, total)))
     window.controls.compile.setChecked(True)
     assert not window.send_button.isEnabled()  # the first message waits for the warm-up
-    qtbot.waitUntil(lambda: window.static is not None, timeout=120_000)
+    qtbot.waitUntil(lambda: window.model.static is not None, timeout=120_000)
     assert window.send_button.isEnabled()
     assert steps and steps[-1][0] == steps[-1][1]
     assert "compiled" in window.progress_label.text()
 
     window.recorder.reset()
-    window.new_chat()
+    window.history.new_chat()
     send(qtbot, window, "hello there")
     assert [t.token_id for t in window.recorder.tokens if t.emitted] == eager
 
     window.controls.compile.setChecked(False)
-    assert window.static is None
+    assert window.model.static is None
 
 
 def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypatch):
@@ -43,5 +43,23 @@ def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypa
     monkeypatch.setattr(static_module, "StaticDecoder", refuse)
     window.controls.compile.setChecked(True)
     qtbot.waitUntil(lambda: not window.controls.compile.isChecked(), timeout=30_000)
-    assert window.static is None and window.send_button.isEnabled()
+    assert window.model.static is None and window.send_button.isEnabled()
     assert "not gpt2" in window.banner.text()
+
+
+def test_a_larger_gamma_is_compiled_before_the_next_message(qtbot, window, monkeypatch):
+    monkeypatch.setattr(static_module, "StaticDecoder",
+                        lambda model, compile: StaticDecoder(model, compile=False, min_capacity=64))
+    window.controls.gamma.setValue(2)
+    window.controls.compile.setChecked(True)
+    qtbot.waitUntil(lambda: window.model.static is not None and window.model.idle, timeout=120_000)
+    assert window.compile_flow.request.max_gamma == 2
+    window.controls.gamma.setValue(1)  # within the compiled range: nothing to do
+    assert window.model.static is not None
+    window.controls.gamma.setValue(5)
+    assert window.model.static is None and not window.send_button.isEnabled()  # Send waits for the warm-up
+    qtbot.waitUntil(lambda: window.model.static is not None and window.model.idle, timeout=120_000)
+    assert window.compile_flow.request.max_gamma == 5
+    window.controls.gamma.setValue(0)  # γ auto: the live controller's whole range
+    qtbot.waitUntil(lambda: window.model.static is not None and window.model.idle, timeout=120_000)
+    assert window.compile_flow.request.max_gamma == window.model.auto.gamma_max

@@ -38,18 +38,18 @@ def failing_forward(forward, fault: str, after: int):
 
 @pytest.mark.parametrize("fault", ["exception", "nan"])
 def test_a_fault_mid_answer_marks_it_failed_and_the_app_goes_on(qtbot, window, monkeypatch, fault):
-    model = window.target.model
+    model = window.model.target.model
     rec = start_long_answer(window, monkeypatch, "break please", max_new=300)
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
     monkeypatch.setattr(model, "forward", failing_forward(model.forward, fault, after=0))
-    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     banner = window.banner.text()
     assert banner.startswith("Generation failed: ")
     assert ("simulated kernel failure" if fault == "exception" else "target model produced NaN") in banner
     answer = window.chat.messages[-1]
     assert answer.stats["finish_reason"] == "error" and answer.stats["error"] in banner
     assert "failed" in window.chat.toPlainText().splitlines()[-1]  # the footer says so
-    saved = stored(window.conv_id)[-1]
+    saved = stored(window.chat_flow.conv_id)[-1]
     assert saved.partial and saved.stats["finish_reason"] == "error" and saved.content == answer.text
     # nothing from the broken round was emitted: what is shown came from the healthy rounds
     assert len([t for t in answer.tokens if t.status != "rejected"]) == sum(r.emitted for r in rec.rounds)
@@ -62,14 +62,14 @@ def test_a_fault_mid_answer_marks_it_failed_and_the_app_goes_on(qtbot, window, m
 def test_a_full_disk_is_reported_and_the_chat_goes_on(qtbot, window):
     window.controls.max_new.setValue(12)
     send(qtbot, window, "saved first")
-    conv = window.conv_id
+    conv = window.chat_flow.conv_id
     before = stored(conv)
     fill_the_disk(window.store)
     window.input.setPlainText("and now?")
-    window.send()
+    window.chat_flow.send()
     assert "disk" in window.banner.text() and "full" in window.banner.text()
-    assert window.generating  # answered anyway
-    qtbot.waitUntil(lambda: not window.generating, timeout=60_000)
+    assert window.model.generating  # answered anyway
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
     assert window.chat.messages[-1].role == "assistant" and window.chat.messages[-1].tokens
     assert stored(conv)[: len(before)] == before  # nothing saved earlier was lost
     window.store._conn.execute("PRAGMA max_page_count = 1073741823")  # space freed

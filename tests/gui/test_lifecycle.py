@@ -32,7 +32,7 @@ REOPEN = """
     from app.gui.main_window import MainWindow
     from app.history import HistoryStore
     window = MainWindow(autoload=False)
-    window.open_conversation(HistoryStore().list_conversations()[0].id)
+    window.history.open_conversation(HistoryStore().list_conversations()[0].id)
     window.plots.refresh()
     print(json.dumps({"shown": window.chat.statuses_shown(1), "histogram": window.plots.histogram_counts(),
                       "system": window.system_prompt.text()}))
@@ -69,14 +69,14 @@ QUIT = """
 
     def close_soon():
         if when == "loading" or window.stats.message.rounds:
-            print("closing while", "generating" if window.generating else "loading", flush=True)
+            print("closing while", "generating" if window.model.generating else "loading", flush=True)
             start = time.perf_counter()
             window.close()
             print(f"closed in {time.perf_counter() - start:.2f} s", flush=True)
             app.quit()
-        elif window.target is not None and not window.generating:
+        elif window.model.target is not None and not window.model.generating:
             window.input.setPlainText("a long answer please")
-            window.send()
+            window.chat_flow.send()
 
     from PySide6.QtCore import QTimer
     timer = QTimer(interval=20, timeout=close_soon)
@@ -104,7 +104,7 @@ def test_closing_mid_work_exits_cleanly(data_dir, tiny_pair_dirs, phase):
 
 def stored(window):
     with HistoryStore() as store:
-        return store.messages(window.conv_id)
+        return store.messages(window.chat_flow.conv_id)
 
 
 def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, window, monkeypatch):
@@ -119,14 +119,14 @@ def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, w
     assert last.content == shown.text and last.tokens == tuple(shown.tokens)
     assert len([t for t in last.tokens if t.status != "rejected"]) == rec.finished[-1].new_tokens
     with pytest.raises(Exception, match="closed database"):
-        window.store.messages(window.conv_id)  # closed, after that last write
+        window.store.messages(window.chat_flow.conv_id)  # closed, after that last write
 
 
 def test_a_round_longer_than_the_close_wait_is_abandoned_and_what_was_shown_is_saved(qtbot, window, monkeypatch):
     monkeypatch.setattr(main_window, "CLOSE_WAIT_MS", 50)
     rec = start_long_answer(window, monkeypatch, "slow rounds", max_new=400)
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
-    monkeypatch.setattr(window.target.model, "forward", slow_forward(window.target.model.forward, 1.0))
+    monkeypatch.setattr(window.model.target.model, "forward", slow_forward(window.model.target.model.forward, 1.0))
     qtbot.wait(200)  # the next round is now inside its slow forward pass
     thread = window.engine_thread
     window.close()
@@ -156,9 +156,9 @@ TORCH_FREE = """
     app.processEvents()
     shown = sorted(m for m in ("torch", "transformers") if m in sys.modules)
     window.controls.show_rejected.setChecked(True)
-    assert window.play_file(__import__("pathlib").Path(sys.argv[2]))
-    window.player.set_speed(4.0)
-    while window.generating:
+    assert window.recordings.play_file(__import__("pathlib").Path(sys.argv[2]))
+    window.recordings.player.set_speed(4.0)
+    while window.model.generating:
         app.processEvents()
     played = sorted(m for m in ("torch", "transformers") if m in sys.modules)
     print("shown with", shown, "replayed with", played, "tokens", len(window.chat.messages[-1].tokens), flush=True)

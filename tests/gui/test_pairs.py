@@ -19,7 +19,7 @@ def empty_hub(tmp_path, monkeypatch):
 
 
 def test_the_real_pairs_show_size_memory_and_offline_state(qtbot, window, empty_hub):
-    dialog = window.show_recommended_pairs()
+    dialog = window.model_flow.show_recommended_pairs()
     qtbot.addWidget(dialog)
     table = dialog.table
     assert [table.item(r, 0).text() for r in range(table.rowCount())] == [p.name for p in PAIRS]
@@ -34,20 +34,20 @@ def test_the_real_pairs_show_size_memory_and_offline_state(qtbot, window, empty_
 def test_one_click_loads_a_same_tokenizer_pair(qtbot, window, tiny_pair_dirs, empty_hub):
     target, draft = map(str, tiny_pair_dirs)
     pair = RecommendedPair(target, "tiny target", 50_000, 1_000_000, draft=draft)
-    dialog = window.show_recommended_pairs([pair])
+    dialog = window.model_flow.show_recommended_pairs([pair])
     qtbot.addWidget(dialog)
     assert dialog.table.item(0, 4).text() == "downloaded" and dialog.buttons[0].text() == "Use"
-    window.target = None  # as on a fresh start: the pair must really be loaded again
+    window.model.target = None  # as on a fresh start: the pair must really be loaded again
     dialog.buttons[0].click()
-    qtbot.waitUntil(lambda: not window.loading and window.target is not None, timeout=60_000)
-    assert window.target.spec == target and window.draft_spec == draft and window.drafter is not None
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.target is not None, timeout=60_000)
+    assert window.model.target.spec == target and window.model.draft_spec == draft and window.model.drafter is not None
     assert not dialog.isVisible()
 
 
 def test_an_uncached_hub_target_offline_gets_a_clear_message(qtbot, window, empty_hub, monkeypatch):
     shown = []
     monkeypatch.setattr(QMessageBox, "open", lambda self: shown.append(self.text()))
-    window.load_models("HuggingFaceTB/SmolLM2-1.7B-Instruct", "default")
-    qtbot.waitUntil(lambda: not window.loading, timeout=60_000)
+    window.model_flow.load_models("HuggingFaceTB/SmolLM2-1.7B-Instruct", "default")
+    qtbot.waitUntil(lambda: not window.model.loading, timeout=60_000)
     assert shown and "not in the local Hugging Face cache" in shown[0] and "offline" in shown[0]
     assert "Traceback" not in shown[0]

@@ -22,7 +22,7 @@ def held_window(qtbot, data_dir, tiny_pair_dirs):
         win.loader.progress.connect(lambda *_: gate.wait(60), Qt.ConnectionType.DirectConnection)
         qtbot.addWidget(win)
         win.show()
-        qtbot.waitUntil(lambda: win.loading, timeout=10_000)
+        qtbot.waitUntil(lambda: win.model.loading, timeout=10_000)
         return win
 
     yield make, gate
@@ -39,13 +39,13 @@ def test_a_question_sent_while_loading_is_answered_once_ready(qtbot, held_window
     make, gate = held_window
     win = make(str(tiny_pair_dirs[0]), str(tiny_pair_dirs[1]))
     queue(qtbot, win, "abc")
-    assert win.loading and win.target is None  # still loading: held, not sent
+    assert win.model.loading and win.model.target is None  # still loading: held, not sent
     assert win.queued.note.isVisible() and "will be sent when the model is ready" in win.queued.note.text()
     assert "abc" in win.queued.note.text() and win.input.toPlainText() == ""
     assert win.chat.messages == []
     assert not win.send_button.isEnabled() and win.stop_button.isEnabled()  # one question at a time; Stop cancels
     gate.set()
-    qtbot.waitUntil(lambda: len(win.chat.messages) == 2 and not win.generating, timeout=60_000)
+    qtbot.waitUntil(lambda: len(win.chat.messages) == 2 and not win.model.generating, timeout=60_000)
     user, answer = win.chat.messages
     assert (user.role, user.text) == ("user", "abc")
     assert answer.role == "assistant" and answer.tokens and not answer.partial
@@ -60,7 +60,7 @@ def test_stop_gives_the_queued_question_back(qtbot, held_window, tiny_pair_dirs)
     assert win.input.toPlainText() == "abc" and not win.queued.note.isVisible()
     assert win.send_button.isEnabled() and not win.stop_button.isEnabled()
     gate.set()
-    qtbot.waitUntil(lambda: win.target is not None and not win.loading, timeout=60_000)
+    qtbot.waitUntil(lambda: win.model.target is not None and not win.model.loading, timeout=60_000)
     assert win.chat.messages == [] and win.input.toPlainText() == "abc"  # cancelled: nothing was sent
 
 
@@ -69,7 +69,7 @@ def test_a_failed_load_gives_the_question_back(qtbot, held_window, data_dir):
     win = make(str(data_dir / "missing-model"), "self")
     queue(qtbot, win, "abc")
     gate.set()
-    qtbot.waitUntil(lambda: not win.loading, timeout=60_000)
+    qtbot.waitUntil(lambda: not win.model.loading, timeout=60_000)
     assert win.input.toPlainText() == "abc" and win.chat.messages == []
     assert win.queued.note.isVisible() and "Not sent" in win.queued.note.text()
     assert not win.send_button.isEnabled()  # no target: nothing to send to

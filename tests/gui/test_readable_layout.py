@@ -35,7 +35,7 @@ def sized(request, qtbot, data_dir, tiny_pair_dirs):
     win.resize(width, height)
     window_settings.default_docks(win)
     win.show()
-    qtbot.waitUntil(lambda: win.target is not None and win.drafter is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: win.model.target is not None and win.model.drafter is not None, timeout=60_000)
     win.controls.gamma.setValue(5)
     win.controls.max_new.setValue(30)
     send(qtbot, win, "hello")

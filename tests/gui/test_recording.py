@@ -40,7 +40,7 @@ def recorded(qtbot, window, tmp_path):
     window.controls.max_new.setValue(40)
     send(qtbot, window, "record me")
     path = tmp_path / "answer.speclens"
-    window.save_recording_to(path)
+    window.recordings.save_to(path)
     return window, path
 
 
@@ -50,10 +50,10 @@ def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, re
     assert rec.warning is None and len(rec.runs[0].steps) == len(live.recorder.rounds)
     assert rec.runs[0].info["target"]["fingerprint"] and rec.header["machine"]["cpus"]
     replay_window.controls.show_rejected.setChecked(True)
-    assert replay_window.play_file(path)
-    replay_window.player.set_speed(4.0)
-    qtbot.waitUntil(lambda: not replay_window.generating, timeout=30_000)
-    assert replay_window.target is None  # nothing was loaded
+    assert replay_window.recordings.play_file(path)
+    replay_window.recordings.player.set_speed(4.0)
+    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=30_000)
+    assert replay_window.model.target is None  # nothing was loaded
     assert replay_window.chat.statuses_shown(1) == live.chat.statuses_shown(1)
     live_stats = {k: v for k, v in live.chat.messages[1].stats.items() if k != "recording"}
     assert replay_window.chat.messages[1].stats == live_stats
@@ -72,22 +72,22 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
     from app.history import HistoryStore
 
     assert (recordings_dir() / name).is_file()
-    assert HistoryStore().messages(live.conv_id)[-1].stats["recording"] == name
+    assert HistoryStore().messages(live.chat_flow.conv_id)[-1].stats["recording"] == name
     live.chat.action.emit("replay", 1)  # the footer's Replay link
-    assert live.player is not None
-    live.player.finish()
-    qtbot.waitUntil(lambda: not live.generating, timeout=10_000)
+    assert live.recordings.player is not None
+    live.recordings.player.finish()
+    qtbot.waitUntil(lambda: not live.model.generating, timeout=10_000)
     assert [s for _, s in live.chat.statuses_shown(1)]
 
 
 def test_stepping_and_speed(qtbot, recorded, replay_window):
     _, path = recorded
     win = replay_window
-    win.play_file(path)
-    player = win.player
+    win.recordings.play_file(path)
+    player = win.recordings.player
     player.pause()
     win.playback.step()
-    win._flush()
+    win.chat_flow._flush()
     first_round = read(path).runs[0].steps[0]
     assert player.rounds_played == 1 and not player.playing
     assert len(win.chat.messages[1].tokens) == len(first_round.events) - 1  # tokens, not the RoundEvent
@@ -105,14 +105,14 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
     player.set_speed(0.5)
     player.play()
     assert player.timer.interval() == int(gap * 2 * 1000)
-    win.stop()  # Stop ends the replayed answer where it is, as it does live
-    assert not win.generating and win.chat.messages[1].partial
+    win.chat_flow.stop()  # Stop ends the replayed answer where it is, as it does live
+    assert not win.model.generating and win.chat.messages[1].partial
 
 
 def test_bad_recordings_get_clear_messages(qtbot, replay_window, tmp_path):
     bad = tmp_path / "bad.speclens"
     bad.write_bytes(b"not a recording")
-    assert not replay_window.play_file(bad)
+    assert not replay_window.recordings.play_file(bad)
     assert "bad.speclens is not a SpecLens recording" in replay_window.banner.text()
 
 
@@ -122,21 +122,21 @@ def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_wi
     cut = path.with_name("cut.speclens")
     cut.write_bytes(data[: len(data) // 2])
     rounds = len(read(cut).runs[0].steps)
-    assert replay_window.play_file(cut)
+    assert replay_window.recordings.play_file(cut)
     assert "ends early" in replay_window.banner.text()
-    replay_window.player.finish()
-    qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
+    replay_window.recordings.player.finish()
+    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
     message = replay_window.chat.messages[1]
     assert message.partial and len(message.stats["rounds"]) == rounds
 
 
 def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, replay_window):
     _, path = recorded
-    replay_window.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
-    assert replay_window.presenting and replay_window.player.speed == 2.0 and replay_window.player.playing
-    replay_window.player.finish()
-    qtbot.waitUntil(lambda: not replay_window.generating, timeout=10_000)
-    replay_window.set_presentation(False)
+    replay_window.recordings.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
+    assert replay_window.presentation.on and replay_window.recordings.player.speed == 2.0 and replay_window.recordings.player.playing
+    replay_window.recordings.player.finish()
+    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
+    replay_window.presentation.set(False)
 
 
 def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatch):
@@ -148,16 +148,16 @@ def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatc
     window.controls.max_new.setValue(6)
     send(qtbot, window, "first chat")
     kept = window.chat.messages[-1].stats["recording"]
-    window.new_chat()
+    window.history.new_chat()
     send(qtbot, window, "second chat")
     first = window.chat.messages[-1].stats["recording"]
     assert (recordings_dir() / first).is_file()
-    window.regenerate()
-    qtbot.waitUntil(lambda: not window.generating, timeout=60_000)
+    window.chat_flow.regenerate()
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
     second = window.chat.messages[-1].stats["recording"]
     assert second != first and not (recordings_dir() / first).exists() and (recordings_dir() / second).is_file()
     monkeypatch.setattr("app.gui.conversations.QMessageBox.question",
                         lambda *a, **k: QMessageBox.StandardButton.Yes)
-    window.conversations.delete(window.conv_id)
+    window.conversations.delete(window.chat_flow.conv_id)
     assert not (recordings_dir() / second).exists()
     assert sorted(p.name for p in recordings_dir().iterdir()) == [kept]  # the other chat's file stays

@@ -42,10 +42,10 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     assert url.startswith("http://127.0.0.1:") and url in win.banner.text()
     assert not win.send_button.isEnabled()  # the server holds the engine
     win.input.setPlainText("typed while serving")
-    win.send()
+    win.chat_flow.send()
     assert win.chat.messages == []
     out: dict = {}
-    thread = ask_in_thread(url, win.target.name, "hello window", out)
+    thread = ask_in_thread(url, win.model.target.name, "hello window", out)
     qtbot.waitUntil(lambda: not thread.is_alive(), timeout=60_000)
     assert "error" not in out, out.get("error")
     answer = out["answer"]
@@ -58,12 +58,12 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     assert shown.text == answer.choices[0].message.content
     assert len(win.stats.message.rounds) == answer.usage.model_extra["speclens"]["rounds"]  # the plots' data
     assert shown.stats["temperature"] == 1.0 and shown.stats["seed"] == 4  # the request's, not the controls'
-    stored = win.store.messages(win.conv_id)
+    stored = win.store.messages(win.chat_flow.conv_id)
     assert [m.role for m in stored] == ["user", "assistant"] and stored[1].content == shown.text
-    assert win.generating and not win.send_button.isEnabled()  # still serving
+    assert win.model.generating and not win.send_button.isEnabled()  # still serving
     action.trigger()
     assert win.serving is None and not action.isChecked()
-    assert not win.generating and win.send_button.isEnabled()
+    assert not win.model.generating and win.send_button.isEnabled()
 
 
 def test_closing_the_window_stops_the_server(qtbot, window):

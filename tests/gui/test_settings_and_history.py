@@ -41,7 +41,7 @@ def test_conversation_list_search_rename_delete(qtbot, data_dir, monkeypatch):
     panel.search.setText("light")
     assert [panel.list.item(i).text() for i in range(panel.list.count())] == ["Lighthouse story"]
     panel.search.clear()
-    window.open_conversation(gone)
+    window.history.open_conversation(gone)
     assert [m.content for m in window.chat.messages] == ["hello"]
     monkeypatch.setattr("app.gui.conversations.QInputDialog.getText", lambda *a, **k: ("Beacon", True))
     panel.rename(keep)
@@ -50,7 +50,7 @@ def test_conversation_list_search_rename_delete(qtbot, data_dir, monkeypatch):
                         lambda *a, **k: panel_yes())
     panel.delete(gone)
     assert [c.id for c in window.store.list_conversations()] == [keep]
-    assert window.conv_id is None and window.chat.messages == []
+    assert window.chat_flow.conv_id is None and window.chat.messages == []
 
 
 def panel_yes():

@@ -17,8 +17,8 @@ SLOW = {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)}  # nothing pays: a
 
 def test_one_click_speculates_with_the_fastest_measured_drafter_and_states_its_cost(qtbot, auto_window):
     win = auto_window(SLOW)
-    assert win.drafter is None and win.selection.choice.target_only
-    best = best_option(win.selection)
+    assert win.model.drafter is None and win.model.selection.choice.target_only
+    best = best_option(win.model.selection)
     cost = f"{best.predicted:.2f}× on this machine"
     win.plots.refresh()
     button = win.plots.notice_button
@@ -26,10 +26,10 @@ def test_one_click_speculates_with_the_fastest_measured_drafter_and_states_its_c
     assert win.offer.action.isEnabled() and cost in win.offer.action.text()
     assert win.offer.describe() == "Target only: speculation is slower on this machine"
     button.click()
-    qtbot.waitUntil(lambda: not win.loading and win.drafter is not None, timeout=60_000)
-    assert win.draft_spec == best.name and win.selection.choice.predicted == best.predicted
+    qtbot.waitUntil(lambda: not win.model.loading and win.model.drafter is not None, timeout=60_000)
+    assert win.model.draft_spec == best.name and win.model.selection.choice.predicted == best.predicted
     assert win.settings.value("draft") == "auto"  # shown anyway this once; the next start is auto again
-    assert win.offer.describe() == f"Speculating with {win.drafter.name}, {cost}"
+    assert win.offer.describe() == f"Speculating with {win.model.drafter.name}, {cost}"
     assert not button.isVisible() and not win.offer.action.isEnabled()
     win.plots.refresh()
     assert "Slower than target-only" in win.plots.notice.text()  # the speed is still said
@@ -44,28 +44,28 @@ def test_a_draft_dropped_live_comes_back_with_its_measured_speed(qtbot, auto_win
     from app.gui.chat_view import ChatMessage
 
     win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
-    drafter = win.drafter
+    drafter = win.model.drafter
     assert drafter is not None and not win.plots.notice_button.isVisible()
     win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
-    win.recheck_choice()
-    assert win.drafter is None
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is None
     assert "0.50× on this machine" in win.plots.notice_button.text() and win.plots.notice_button.isVisible()
     assert win.offer.run()
-    assert win.drafter is drafter and not win.loading and win.auto is not None  # nothing reloaded
+    assert win.model.drafter is drafter and not win.model.loading and win.model.auto is not None  # nothing reloaded
     assert win.offer.describe() == f"Speculating with {drafter.name}, 0.50× on this machine"
-    win.recheck_choice()
-    assert win.drafter is drafter  # a hand pick now: auto does not drop it again
+    win.model_flow.recheck_choice()
+    assert win.model.drafter is drafter  # a hand pick now: auto does not drop it again
     win.plots.refresh()
     assert "it ran at 0.50× target-only" in win.plots.notice.text()
 
 
 def test_presentation_says_target_only_plainly(qtbot, auto_window):
     win = auto_window(SLOW)
-    win.set_presentation(True, full_screen=False)
+    win.presentation.set(True, full_screen=False)
     win.readout.refresh()
     assert win.readout.mode.text() == "Target only: speculation is slower on this machine"
     assert win.readout.mode.isVisible()
-    win.set_presentation(False)
+    win.presentation.set(False)
 
 
 def test_screenshot_step_speculates_where_auto_runs_target_only(qtbot, tiny_pair_dirs, tmp_path, monkeypatch, capsys):
@@ -92,11 +92,11 @@ def test_screenshot_step_speculates_where_auto_runs_target_only(qtbot, tiny_pair
 def test_examples_say_their_measured_speed_and_a_slowdown(qtbot, auto_window):
     """Issue #20, defect 3: an example never switches to a draft measured slower without saying so."""
     win = auto_window(SLOW)
-    options = {o.name: o for o in win.selection.choice.options}
-    self_example = next(i for i, e in enumerate(win.example_list) if e.draft == "self")
+    options = {o.name: o for o in win.model.selection.choice.options}
+    self_example = next(i for i, e in enumerate(win.examples.items) if e.draft == "self")
     title = win.chat.examples[self_example][0]
     assert f"{options['self'].predicted:.2f}× target-only on this machine, slower" in title
     assert title in win.chat.toPlainText()  # shown on the empty chat
-    win.run_example(self_example)
+    win.examples.run(self_example)
     assert "shows the colours, not a speedup" in win.statusBar().currentMessage()
-    qtbot.waitUntil(lambda: not win.loading and not win.generating, timeout=60_000)
+    qtbot.waitUntil(lambda: not win.model.loading and not win.model.generating, timeout=60_000)

@@ -69,10 +69,10 @@ def test_pause_holds_the_engine_and_a_step_runs_one_round(qtbot, window):
     qtbot.keyClick(window.step, Qt.Key.Key_Space)  # pause
     assert window.step.pause_button.isChecked()
     window.input.setPlainText("tell me more")
-    window.send()
+    window.chat_flow.send()
     gate, rec = window.round_gate, window.recorder
     qtbot.waitUntil(lambda: gate.waiting, timeout=30_000)
-    assert rec.rounds == [] and window.generating
+    assert rec.rounds == [] and window.model.generating
     for held in (1, 2, 3):
         qtbot.keyClick(window.step, Qt.Key.Key_Right)  # at the newest round while paused: one more round
         qtbot.waitUntil(lambda n=held: gate.waiting and len(window.step.rounds) == n, timeout=30_000)
@@ -81,7 +81,7 @@ def test_pause_holds_the_engine_and_a_step_runs_one_round(qtbot, window):
     qtbot.keyClick(window.step, Qt.Key.Key_Left)
     assert window.step.index == 1
     qtbot.keyClick(window.step, Qt.Key.Key_Space)  # resume: the answer runs to its end
-    qtbot.waitUntil(lambda: not window.generating, timeout=120_000)
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=120_000)
     assert not window.step.pause_button.isChecked() and not gate.paused
     assert rec.finished[-1].reason in ("eos", "length") and len(rec.rounds) > 3
 
@@ -90,10 +90,10 @@ def test_stop_while_paused_ends_the_answer(qtbot, window):
     window.controls.max_new.setValue(200)
     window.step.set_paused(True)
     window.input.setPlainText("abc")
-    window.send()
+    window.chat_flow.send()
     qtbot.waitUntil(lambda: window.round_gate.waiting, timeout=30_000)
-    window.stop()
-    qtbot.waitUntil(lambda: not window.generating, timeout=30_000)
+    window.chat_flow.stop()
+    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert window.recorder.finished[-1].reason == "cancelled"
 
 

@@ -17,10 +17,10 @@ def _tiny_config(target, out):
 
 
 def test_train_list_and_use_a_draft(qtbot, window, data_dir, monkeypatch):
-    dialog = window.show_train_dialog()
+    dialog = window.training_flow.show_dialog()
     qtbot.addWidget(dialog)
     out = data_dir / "drafts" / "tiny"  # the user's drafts folder: where the picker looks
-    monkeypatch.setattr(dialog, "config", lambda: _tiny_config(window.target.spec, out))
+    monkeypatch.setattr(dialog, "config", lambda: _tiny_config(window.model.target.spec, out))
     phases = []
     window.distill_worker.progress.connect(lambda p: phases.append(p.phase))
     dialog.start_button.click()
@@ -29,26 +29,26 @@ def test_train_list_and_use_a_draft(qtbot, window, data_dir, monkeypatch):
     assert {"data", "train", "eval"} <= set(phases)
     assert "α" in dialog.result.text() and str(out) in dialog.result.text()
     assert dialog.bar.value() == 1000 and dialog.use_button.isEnabled()
-    assert window.send_button.isEnabled() and not window.training
+    assert window.send_button.isEnabled() and not window.model.training
     picker = window.controls.draft
     listed = [picker.itemText(i) for i in range(picker.count()) if picker.itemData(i) == str(out)]
     assert len(listed) == 1 and "α" in listed[0] and "c " in listed[0]
     dialog.use_button.click()
-    qtbot.waitUntil(lambda: not window.loading and window.draft_spec == str(out), timeout=120_000)
-    assert "trained feature draft" in window.drafter.name
+    qtbot.waitUntil(lambda: not window.model.loading and window.model.draft_spec == str(out), timeout=120_000)
+    assert "trained feature draft" in window.model.drafter.name
 
 
 def test_cancel_stops_training_and_keeps_the_app_usable(qtbot, window, data_dir, monkeypatch):
-    dialog = window.show_train_dialog()
+    dialog = window.training_flow.show_dialog()
     qtbot.addWidget(dialog)
-    monkeypatch.setattr(dialog, "config", lambda: _tiny_config(window.target.spec, data_dir / "drafts" / "c"))
+    monkeypatch.setattr(dialog, "config", lambda: _tiny_config(window.model.target.spec, data_dir / "drafts" / "c"))
     window.distill_worker.progress.connect(lambda p: p.phase == "data" and dialog.cancel.set())
     dialog.start_button.click()
     qtbot.waitUntil(lambda: not dialog.running, timeout=180_000)
     assert dialog.phase.text() in ("Finished", "Failed")
-    assert window.send_button.isEnabled() and not window.training
+    assert window.send_button.isEnabled() and not window.model.training
 
 
 def test_training_needs_a_target(qtbot, window):
-    window.target = None
-    assert window.show_train_dialog() is None
+    window.model.target = None
+    assert window.training_flow.show_dialog() is None

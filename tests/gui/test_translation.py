@@ -93,7 +93,7 @@ def zh_window(qtbot, data_dir, tiny_pair_dirs, chinese):
     win = MainWindow(target_spec=str(target), draft_spec=str(draft))
     qtbot.addWidget(win)
     win.show()
-    qtbot.waitUntil(lambda: win.target is not None and win.drafter is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: win.model.target is not None and win.model.drafter is not None, timeout=60_000)
     win.recorder = Recorder(win.worker)
     win.controls.temperature.setValue(1.0)
     win.controls.seed_on.setChecked(True)
@@ -105,7 +105,7 @@ def names_of(win) -> set[str]:
     """Model and drafter names shown as they are (they come from the files, not from the UI)."""
     combos = (win.controls.target, win.controls.draft)
     listed = [c.itemText(i) for c in combos for i in range(c.count()) if c.itemData(i) not in UI_ENTRIES]
-    return set(WORD.findall(" ".join([win.target.name, win._draft_name(), *listed])))
+    return set(WORD.findall(" ".join([win.model.target.name, win.model_flow._draft_name(), *listed])))
 
 
 def test_the_main_window_step_through_and_lab_speak_chinese(qtbot, zh_window, chinese):

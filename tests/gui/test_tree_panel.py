@@ -45,3 +45,26 @@ def test_a_tree_round_is_drawn_and_a_chain_round_is_not(qtbot):
     node = next(t for t in result.tokens if t.node is not None)
     assert f"node {node.node + 1}" in describe(StoredToken.from_event(node))
     assert "node" not in describe(StoredToken.from_event(chain.tokens[0]))
+
+
+def test_the_tree_is_legible_at_presentation_size(qtbot):
+    """At 28 pt (presentation mode's text size) the tree's text is 28 pt and a tall tree scrolls inside
+    its panel instead of pushing the positions off the step-through."""
+    from app.gui.tree_panel import MAX_LINES
+
+    target = tiny_model()
+    tree = ModelTreeDrafter(noisy_copy(target, 1.5), budget=16, depth=3, top_k=4)
+    result = generate(target, PROMPT, tree, DecodeParams(gamma=3, temperature=1.0, max_new_tokens=12, seed=2))
+    step = StepThrough(LIGHT)
+    qtbot.addWidget(step)
+    step.show()
+    step.add_events(result.tokens + result.rejected + result.rounds)
+    step.tree.set_point_size(28)
+    step.show_round(1)
+    body = step.tree.body
+    body.ensurePolished()
+    assert body.font().pointSize() == 28 and step.tree.title.font().pointSize() == 28
+    lines = body.text().count("<br>") + 1
+    assert lines > MAX_LINES  # 16 nodes and the new token
+    line = body.fontMetrics().lineSpacing()
+    assert MAX_LINES * line <= step.tree.scroll.height() < (MAX_LINES + 2) * line

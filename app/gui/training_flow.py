@@ -1,0 +1,79 @@
+"""Models ▸ Train a draft…: distill for the loaded target in the engine thread, with progress and cancel;
+the trained draft is listed in the draft picker and one click loads it.
+
+Composed into the window, not a mixin: handed the chat model (whose state is TRAINING while it runs), the
+engine thread's DistillWorker, and the window it parents its dialog on and asks to load the result."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+
+from app.session import State
+
+
+class TrainingFlow(QObject):
+    _start = Signal(object)  # queued into the engine thread, where the worker lives
+
+    def __init__(self, window, model, worker) -> None:
+        super().__init__(window)
+        self.window, self.model, self.worker = window, model, worker
+        self.dialog = None
+        self.links: tuple = ()  # the open dialog's (signal, slot) pairs on the worker
+        self._start.connect(worker.start)
+
+    def show_dialog(self):
+        """The dialog for the loaded target; the one running is shown again (one training at a time)."""
+        from .distill_dialog import DistillDialog
+
+        w = self.window
+        if self.model.target is None:
+            w.statusBar().showMessage(QCoreApplication.translate("ModelFlow", "Load a target first"), 3000)
+            return None
+        if self.model.training and self.dialog is not None:
+            self.dialog.open()
+            return self.dialog
+        dialog = DistillDialog(self.model.target, parent=w)
+        dialog.run_requested.connect(self._run)
+        worker = self.worker
+        # one slot per outcome updates the dialog and the window together: two queued slots could
+        # run on either side of a check made in between
+        links = ((worker.progress, dialog.on_progress), (worker.done, self._done), (worker.failed, self._failed))
+        for signal, slot in self.links:  # the previous dialog stops listening
+            signal.disconnect(slot)
+        for signal, slot in links:
+            signal.connect(slot)
+        self.links = links
+        dialog.use_draft.connect(lambda path: w.model_flow.load_models(self.model.target_spec, path))
+        dialog.finished.connect(lambda *_: dialog.running and dialog.stop())  # closing it stops training
+        self.dialog = dialog
+        dialog.open()
+        return dialog
+
+    def stop(self) -> None:
+        """The window closes: a running training stops; the best checkpoint so far is kept."""
+        if self.dialog is not None and self.dialog.running:
+            self.dialog.stop()
+
+    def _run(self, request) -> None:
+        def start() -> None:
+            self.window.progress_label.setText(QCoreApplication.translate("ModelFlow", "Training a draft …"))
+            self._start.emit(request)
+
+        self.model.when_idle(State.TRAINING, start)
+
+    def _done(self, report: dict) -> None:
+        self._ended()
+        self.dialog.on_done(report)
+
+    def _failed(self, message: str) -> None:
+        self._ended()
+        self.dialog.on_failed(message)
+
+    def _ended(self) -> None:
+        w = self.window
+        w.progress_label.setText(QCoreApplication.translate("ModelFlow", "Draft training finished"))
+        if self.model.target is not None:
+            from app.models.calibration import trained_drafts
+
+            w.controls.set_trained_drafts(trained_drafts(self.model.target))
+        self.model.end(State.TRAINING)
