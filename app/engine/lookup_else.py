@@ -89,6 +89,7 @@ class _StaticLookupElse:
     def __init__(self, drafter: LookupElseDrafter, form) -> None:
         self.drafter, self.form = drafter, form
         self.models = form.models
+        self.runner = form.runner  # a chain's: the draft's own chain runner
 
     def begin(self, rounds, prompt_len: int) -> None:
         self.form.begin(rounds, prompt_len)
