@@ -23,8 +23,7 @@ from app.models import (
     load_trained_draft,
     make_drafter,
 )
-
-from .conftest import tiny_config
+from distill.helpers import tiny_config
 
 
 def test_writes_draft_report_and_command(tiny_distilled):

@@ -10,8 +10,7 @@ import torch
 
 from app.engine import DecodeParams, acceptance, logits_to_probs, sample
 from app.engine.acceptance import accept
-
-from .helpers import accepted_count_law, chi_square_p
+from engine.helpers import accepted_count_law, chi_square_p
 
 P_MIN = 1e-3  # honest runs are seeded; every p-value is reported by the failure message
 

@@ -10,9 +10,8 @@ from app.engine import DecodeParams, DynamicRounds, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.kv import new_cache, trunk
 from app.engine.static import StaticDecoder
-
-from .feature_helpers import feature_drafter, random_feature_draft
-from .helpers import (
+from engine.feature_helpers import feature_drafter, random_feature_draft
+from engine.helpers import (
     GAMMAS,
     PROMPTS,
     chi_square_p,

@@ -11,9 +11,8 @@ from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
 from app.engine.kv import new_cache, trunk
 from app.engine.tree_drafters import LookupTreeDrafter, UnionTreeDrafter
-
-from .feature_helpers import random_feature_draft
-from .helpers import PROMPTS, reference
+from engine.feature_helpers import random_feature_draft
+from engine.helpers import PROMPTS, reference
 
 
 def feature_tree(target, **kw) -> FeatureTreeDrafter:

@@ -7,8 +7,7 @@ import torch
 from app.engine import DecodeParams, PromptLookupDrafter, generate
 from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
 from app.engine.policy import VerifyCosts
-
-from .helpers import chi_square_p, exact_joint, sampled_joint
+from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
 FLAT = VerifyCosts((1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4))  # prepacked bf16: rows nearly free
 STEEP = VerifyCosts((1.0, 1.7, 2.1, 2.5, 2.9, 3.3, 3.7, 4.1, 4.5))  # fp32 MKL: rows re-read the weights

@@ -7,8 +7,7 @@ import torch
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
 from app.models import make_drafter
-
-from .helpers import GAMMAS, PROMPTS, greedy, reference
+from engine.helpers import GAMMAS, PROMPTS, greedy, reference
 
 
 @pytest.mark.parametrize("prompt", PROMPTS, ids=["plain", "repetitive"])

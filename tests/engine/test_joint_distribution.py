@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance
-
-from .helpers import chi_square_p, exact_joint, sampled_joint
+from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
 VOCAB = 8
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)

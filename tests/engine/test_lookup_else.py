@@ -26,9 +26,8 @@ from app.engine.lookup_else import (
 )
 from app.engine.policy import DrafterProfile, VerifyCosts, best_gamma
 from app.engine.static import StaticDecoder
-
-from .feature_helpers import feature_drafter, random_feature_draft
-from .helpers import PROMPTS, chi_square_p, exact_joint, greedy, reference, sampled_joint
+from engine.feature_helpers import feature_drafter, random_feature_draft
+from engine.helpers import PROMPTS, chi_square_p, exact_joint, greedy, reference, sampled_joint
 
 FLAT = VerifyCosts((1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4))  # prepacked bf16: rows nearly free
 VOCAB = 8

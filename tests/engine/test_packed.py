@@ -19,9 +19,8 @@ from app.models import attention, kernels
 from app.models.kernels import LinearPath
 from app.models.packed import PackedLinear, packed_linear, packing_supported
 from app.models.trained_drafts import pack_feature_drafter
-
-from .feature_helpers import random_feature_draft
-from .helpers import chi_square_p, exact_joint, sampled_joint
+from engine.feature_helpers import random_feature_draft
+from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
 pytestmark = pytest.mark.skipif(not packing_supported(), reason="this CPU has no native bf16 (oneDNN)")
 

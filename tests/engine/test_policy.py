@@ -19,8 +19,7 @@ from app.engine.policy import (
     speedup,
 )
 from app.engine.stats import expected_tokens_per_round, predicted_speedup
-
-from .helpers import chi_square_p, exact_joint
+from engine.helpers import chi_square_p, exact_joint
 
 FLAT = VerifyCosts((0.05,) * 10)  # verification as cheap as one step: the paper's assumption
 CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089, 0.095))  # this CPU's shape

@@ -11,8 +11,7 @@ import dataclasses
 import torch
 
 from app.engine import DecodeParams, ModelDrafter, generate, rounds
-
-from .helpers import law_deviations
+from engine.helpers import law_deviations
 
 GAMMA = 4
 SIGMAS = 6

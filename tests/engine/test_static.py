@@ -16,8 +16,7 @@ from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, RoundEve
 from app.engine.drafters import unsupported_on_static
 from app.engine.static import StaticDecoder, StaticRounds
 from app.engine.static_kv import StaticModel
-
-from .helpers import chi_square_p, exact_joint, sampled_joint
+from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
 GAMMAS = (1, 4, 8)
 PROMPTS = ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3])

@@ -17,9 +17,8 @@ from app.engine.feature_tree import FeatureTreeDrafter
 from app.engine.static import StaticDecoder, StaticRounds
 from app.engine.static_tree import StaticTreeRounds
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
-
-from .feature_helpers import random_feature_draft
-from .helpers import PROMPTS, chi_square_p, exact_joint, reference, sampled_joint
+from engine.feature_helpers import random_feature_draft
+from engine.helpers import PROMPTS, chi_square_p, exact_joint, reference, sampled_joint
 
 KINDS = ["lookup", "model", "union", "feature", "feature+lookup"]
 REPETITIVE = [0, 5, 9, 3, 17, 5, 9, 3, 22, 5, 9]  # the lookup trie branches here

@@ -10,8 +10,7 @@ from app.engine import tree_accept
 from app.engine.acceptance import decide
 from app.engine.tree import ROOT, chain, make_tree, tree_mask, tree_positions
 from app.engine.tree_accept import accept_tree
-
-from .tree_helpers import law_distance, rule_law, target_law
+from engine.tree_helpers import law_distance, rule_law, target_law
 
 EXACT = 1e-9
 

@@ -15,9 +15,8 @@ from app.engine import DecodeParams, tree_accept
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
-
-from .feature_helpers import random_feature_draft
-from .helpers import chi_square_p, exact_joint, sampled_joint
+from engine.feature_helpers import random_feature_draft
+from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
 VOCAB = 8
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
