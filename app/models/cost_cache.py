@@ -25,8 +25,9 @@ from .packed import weight_count
 
 CACHE_NAME = "drafter-costs.json"
 # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context;
-# 5: the CPU linear path (bf16 packed) is chosen at load and cached here too; 6: token trees (E[accepted] per node budget).
-CACHE_FORMAT = 6
+# 5: the CPU linear path (bf16 packed) is chosen at load and cached here too; 6: token trees (E[accepted] per node budget);
+# 7: bf16 attention in fixed blocks (v(n) fell by half: older verify costs would keep auto from drafting) and a timed tree pass.
+CACHE_FORMAT = 7
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 
 
