@@ -134,11 +134,12 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     from app.bench.report import write_result
     from app.engine import DecodeParams, PromptLookupDrafter
     from app.engine.policy import choose
-    from app.models import load_model, make_drafter
+    from app.models import load_model, make_drafter, threads
     from app.models.calibration import calibrate, trained_drafts
 
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
-    torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        threads.pin(args.threads)
     prompts = load_suite(args.prompts)
     target = load_model(args.target, device=args.device, **load_kwargs)
     spec = args.trained or next((str(i.path) for i in trained_drafts(target)), None)
@@ -163,7 +164,7 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     load_before = os.getloadavg()
     result = {"meta": {"target": target.name, "device": str(target.device), "prompts": args.prompts,
                        "n_prompts": len(prompts), "repeats": args.repeats, "max_new_tokens": args.max_new_tokens,
-                       "threads": args.threads, "verify_seconds": list(cal.verify.seconds),
+                       "threads": torch.get_num_threads(), "verify_seconds": list(cal.verify.seconds),
                        "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic"},
               "choice": choose(cal.profiles, cal.verify, device=cal.device).reason, "note": HF_NOTE, "settings": []}
     for t in temperatures:

@@ -43,7 +43,8 @@ def add_parser(sub) -> None:
     p.add_argument("--prompts", default="bench", help="suite name under resources/prompts/ or a JSON file")
     p.add_argument("--max-new-tokens", type=int, default=48)
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats per prompt and configuration")
-    p.add_argument("--threads", type=int, default=2, help="torch CPU threads while measuring")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads while measuring (default: the count timed fastest at load, as the app does)")
     p.add_argument("--sweep", default=None, metavar="G1,G2,...",
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
     p.add_argument("--large-target", action="store_true",
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         from app.bench.trees import run_cli as run_trees
 
         return run_trees(args, parse_temperatures(args.temperature), load_kwargs(args))
-    if args.threads < 1:
+    if args.threads is not None and args.threads < 1:
         raise UsageError(f"--threads must be >= 1, got {args.threads}")
     from app.bench.prompts import load_suite
     from app.bench.sweep import parse_gammas
@@ -134,15 +135,17 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
 
     from app.bench.runners import Pair
     from app.engine import ModelDrafter
-    from app.models import load_model
+    from app.models import load_model, threads
     from app.models.drafts import self_draft_dtype
 
-    torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        threads.pin(args.threads)
     transformers.logging.set_verbosity_error()  # HF warns about its own internal assistant kwargs
     kwargs = load_kwargs(args)
     _log(f"loading target {args.target!r} ...")
     target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
     _log(f"target on {target.kernels}: {target.extra.get('linear_reason', '')}")
+    _log(f"CPU threads: {target.extra.get('threads_reason', torch.get_num_threads())}")
     if args.draft is None:
         args.draft = SELF_DRAFT if self_draft_dtype(target) is not None else NO_DRAFT
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
@@ -173,7 +176,7 @@ def _meta(args: argparse.Namespace, pair, n_prompts: int) -> dict:
     return {
         "target": target.name, "draft": pair.drafter.name if pair.drafter else args.draft, "gamma": args.gamma,
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "prompts": args.prompts,
-        "n_prompts": n_prompts, "device": str(target.device), "threads": args.threads,
+        "n_prompts": n_prompts, "device": str(target.device), "threads": torch.get_num_threads(),
         "target_dtype": str(target.dtype).removeprefix("torch."), "target_kernels": target.kernels,
         "torch": torch.__version__, "transformers": transformers.__version__,
         "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic",
@@ -251,6 +254,8 @@ def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
 def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
     """Triad bandwidth, then v(n) n = 1..17 and GB/s per step of SpecLens's target and HF's fp32 copy;
     the 1.7B-shaped random target (--large-target); llama.cpp when importable."""
+    import torch
+
     from app.bench import cpu_costs
     from app.models.embedded import embedded_gguf
     from app.models.timing import probe_ids
@@ -266,7 +271,7 @@ def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
         out["large_target"] = cpu_costs.large_target_costs(pair.target, ids, triad)
     if pair.target.spec == "default":
         chats = [list(p.messages) for p in prompts]
-        row = cpu_costs.llama_cpp_row(embedded_gguf(), chats, args.max_new_tokens, args.threads)
+        row = cpu_costs.llama_cpp_row(embedded_gguf(), chats, args.max_new_tokens, torch.get_num_threads())
         out["llama_cpp"] = row if row is not None else "not installed (pip install llama-cpp-python)"
     return out
 

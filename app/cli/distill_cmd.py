@@ -40,12 +40,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--layers must be between 1 and 8, got {args.layers}")
     if not 1 <= args.unroll <= 6:
         raise UsageError(f"--unroll must be between 1 and 6, got {args.unroll}")
-    import torch
 
     from app.distill import DistillConfig, run_distill
 
     if args.threads:
-        torch.set_num_threads(args.threads)
+        from app.models import threads
+
+        threads.pin(args.threads)
     command = "speclens " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["distill"] else None
     config = DistillConfig(
         target=args.target, out=args.out, prompts_file=args.prompts, text_dir=args.text, minutes=args.minutes,

@@ -101,7 +101,8 @@ def load_pair(args: argparse.Namespace, log):
     for warning in target.extra.get("warnings", ()):
         print(f"warning: {warning}", file=log)
     print(
-        f"target: {target.name} on {target.device} ({target.kernels}), "
+        f"target: {target.name} on {target.device} ({target.kernels}"
+        f"{f', {t} thread' + 's' * (t > 1) if (t := target.extra.get('threads')) else ''}), "
         f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
         file=log,
     )

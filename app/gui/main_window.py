@@ -212,7 +212,9 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         labels = self.status_labels
         if self.model.target is not None:
-            labels["device"].setText(f"{self.model.target.device.type.upper()} · {self.model.target.kernels}")
+            labels["device"].setText(f"{self.model.target.device.type.upper()} · {self.model.target.kernels}"
+                                     + (f" · {t} thread{'s' * (t > 1)}" if (t := self.model.target.extra.get("threads")) else ""))
+            labels["device"].setToolTip(self.model.target.extra.get("threads_reason", ""))
             labels["models"].setText(f"{self.model.target.name} ← {self.model_flow._draft_name()}")
         tps = self.stats.tokens_per_second()
         labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from . import conversion_cache, kernels, memory
+from . import conversion_cache, kernels, memory, threads
 from .checkpoint import inspect_folder, inspect_gguf
 from .devices import default_dtype, parse_device
 from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
@@ -106,6 +106,9 @@ def load_model(
             choice = kernels.choose_path(model, requested, use_cache=use_cache)
             model = kernels.apply_path(model, choice.path)
             extra["linear_path"], extra["linear_reason"] = choice.path.label, choice.reason
+            report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
+            chosen = threads.choose_threads(model, use_cache=use_cache)
+            extra["threads"], extra["threads_reason"] = chosen.threads, chosen.reason
     except ModelError:
         memory.release()
         raise
