@@ -212,9 +212,13 @@ class MainWindow(QMainWindow):
     def _update_status(self) -> None:
         labels = self.status_labels
         if self.model.target is not None:
-            labels["device"].setText(f"{self.model.target.device.type.upper()} · {self.model.target.kernels}"
-                                     + (f" · {t} thread{'s' * (t > 1)}" if (t := self.model.target.extra.get("threads")) else ""))
-            labels["device"].setToolTip(self.model.target.extra.get("threads_reason", ""))
+            extra = self.model.target.extra
+            threads = self.tr(" · threads: {0}").format(extra["threads"]) if extra.get("threads") else ""
+            labels["device"].setText(f"{self.model.target.device.type.upper()} · {self.model.target.kernels}{threads}")
+            timed = ", ".join(f"{n}: {ms:.1f} ms" for n, ms in extra.get("thread_timings", {}).items())
+            labels["device"].setToolTip(
+                self.tr("CPU threads chosen by timing one decode step at load: {0}").format(timed) if timed
+                else self.tr("CPU threads as set (OMP_NUM_THREADS, --threads or one core)") if threads else "")
             labels["models"].setText(f"{self.model.target.name} ← {self.model_flow._draft_name()}")
         tps = self.stats.tokens_per_second()
         labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")

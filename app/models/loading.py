@@ -108,7 +108,7 @@ def load_model(
             extra["linear_path"], extra["linear_reason"] = choice.path.label, choice.reason
             report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
             chosen = threads.choose_threads(model, use_cache=use_cache)
-            extra["threads"], extra["threads_reason"] = chosen.threads, chosen.reason
+            extra["threads"], extra["threads_reason"], extra["thread_timings"] = chosen.threads, chosen.reason, chosen.timings
     except ModelError:
         memory.release()
         raise

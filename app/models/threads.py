@@ -1,9 +1,9 @@
 """CPU threads for decoding: the count whose decode step measures fastest here, chosen at load and cached.
 
 A decode step of a small model is some 600 short kernels. With OMP_WAIT_POLICY=PASSIVE (app/__init__.py:
-spinning threads starve a busy machine), every parallel region wakes its sleeping threads first, and
-on a 2-core AMD EPYC that made one step of the embedded model 41 ms at 2 threads against 25 ms at 1
-(speclens bench, quiet machine, 2026-12-01). A larger model or more cores can go the other way, so
+spinning threads starve a busy machine), the other threads sleep between kernels, and on a 2-core
+AMD EPYC one step of the embedded model took 41 ms at 2 threads against 25 ms at 1 (speclens bench,
+quiet machine, 2026-12-01; the wake-ups are the likely cause, not isolated). A larger model or more cores can go the other way, so
 the count is measured, never assumed: a one-token step after a short prefill, interleaved over the
 candidates, minimum of REPS. The choice is process-wide (torch's intra-op pool) and made once per
 load; the count never changes inside a generation, so target-only and speculative rounds run alike.

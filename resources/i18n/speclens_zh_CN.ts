@@ -758,6 +758,21 @@
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
+    <message>
+        <location filename="../../app/gui/main_window.py" line="216"/>
+        <source> · threads: {0}</source>
+        <translation> · 线程：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/main_window.py" line="220"/>
+        <source>CPU threads chosen by timing one decode step at load: {0}</source>
+        <translation>CPU 线程数在加载时按一次解码步骤的计时选定：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/main_window.py" line="221"/>
+        <source>CPU threads as set (OMP_NUM_THREADS, --threads or one core)</source>
+        <translation>CPU 线程数按设定（OMP_NUM_THREADS、--threads 或单核）</translation>
+    </message>
 </context>
 <context>
     <name>Menus</name>
