@@ -107,10 +107,14 @@ def decode(
                 cut = i + 1
                 reason = "eos"
                 break
+        # The answer's last token also carries what the detokenizer still holds (a character cut off by the
+        # length limit), so the streamed text equals the decode of the whole answer.
+        last = reason == "eos" or cut >= remaining or (limit is not None and len(ids_list) + cut >= limit)
         for i in range(min(n, cut)):
             yield TokenEvent(
                 token_id=drafted[i], status=Status.ACCEPTED, round=round_index, position=i, p=v.p_x[i],
-                q=v.q_x[i], accept_prob=v.accept_prob[i], text=_piece(detok, drafted[i]), u=v.u[i], node=v.node(i),
+                q=v.q_x[i], accept_prob=v.accept_prob[i], text=_piece(detok, drafted[i], last and i == cut - 1),
+                u=v.u[i], node=v.node(i),
             )
         if n < len(drafted) and cut > n:
             yield TokenEvent(
@@ -122,7 +126,7 @@ def decode(
             status = Status.CORRECTED if n < len(drafted) else (Status.BONUS if drafted else Status.TARGET)
             yield TokenEvent(
                 token_id=v.next_token, status=status, round=round_index, position=n, p=v.p_y, q=None,
-                accept_prob=None, text=_piece(detok, v.next_token), top=v.top,
+                accept_prob=None, text=_piece(detok, v.next_token, last), top=v.top,
             )
         new = emitted[:cut]
         out.extend(new)
@@ -142,5 +146,8 @@ def decode(
     )
 
 
-def _piece(detok: StreamDetokenizer | None, token_id: int) -> str:
-    return detok.push(token_id) if detok is not None else ""
+def _piece(detok: StreamDetokenizer | None, token_id: int, last: bool = False) -> str:
+    if detok is None:
+        return ""
+    text = detok.push(token_id)
+    return text + detok.flush() if last else text
