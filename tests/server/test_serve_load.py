@@ -124,10 +124,10 @@ def test_a_request_that_disconnects_while_queued_never_runs(tiny_loaded):
     finished, hold = [], threading.Event()
 
     def observe(answer, item):  # runs in the engine's worker thread: holding it keeps the first answer running
+        if not finished:  # its steps or, when it ended in its first round, its Done: either way it is not over
+            hold.wait(30)
         if item.__class__.__name__ == "Done":
             finished.append((answer, item))
-        elif not finished:
-            hold.wait(30)
 
     params = DecodeParams(gamma=2, temperature=1.0, max_new_tokens=20)
     with serving(target, drafter, params, observers=[observe]) as (server, host):
