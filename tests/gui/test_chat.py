@@ -11,9 +11,9 @@ from app.history import HistoryStore
 
 def test_window_opens_with_the_pair_loaded(window):
     assert window.send_button.isEnabled()
-    assert "CPU" in window.status_labels["device"].text()
-    assert window.model.target.name in window.status_labels["models"].text()
-    assert not window.banner.isVisible()
+    assert "CPU" in window.status.labels["device"].text()
+    assert window.model.target.name in window.status.labels["models"].text()
+    assert not window.status.banner.isVisible()
 
 
 def test_streamed_statuses_match_the_engine(qtbot, window):
@@ -34,7 +34,7 @@ def test_streamed_statuses_match_the_engine(qtbot, window):
 def test_token_details_show_p_q_and_top_entries(qtbot, window):
     window.controls.max_new.setValue(60)
     send(qtbot, window, "abc")
-    tokens = window.chat.messages[1].tokens
+    tokens = window.conversation.messages[1].tokens
     corrected = next(i for i, t in enumerate(tokens) if t.status == "corrected")
     window.chat.token_clicked.emit(1, corrected)
     text = window.details.toPlainText()
@@ -51,7 +51,7 @@ def test_histogram_counts_equal_the_rounds(qtbot, window):
     window.plots.refresh()
     heights = list(window.plots.hist_message.opts["height"])
     assert [round(h * sum(expected)) for h in heights] == expected
-    assert window.chat.messages[1].stats["histogram"] == expected
+    assert window.conversation.messages[1].stats["histogram"] == expected
 
 
 def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, monkeypatch):
@@ -62,9 +62,9 @@ def test_stop_ends_within_one_round_and_saves_a_partial_answer(qtbot, window, mo
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
     assert rec.finished[-1].reason == "cancelled"
     assert len(rec.rounds) <= done_at_stop + 1  # at most the round in flight
-    stored = HistoryStore().messages(window.chat_flow.conv_id)
+    stored = HistoryStore().messages(window.conversation.conv_id)
     assert stored[-1].role == "assistant" and stored[-1].partial
-    assert stored[-1].content == window.chat.messages[-1].text
+    assert stored[-1].content == window.conversation.messages[-1].text
 
 
 def test_changing_gamma_changes_the_next_round(qtbot, window, monkeypatch):
@@ -89,11 +89,11 @@ def test_swapping_the_draft_applies_to_the_next_message(qtbot, window, monkeypat
     window.chat_flow.send()
     window.controls.draft_chosen.emit("prompt-lookup")  # chosen while answering
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
-    assert window.chat.messages[1].stats["draft"] == model_drafter.name
+    assert window.conversation.messages[1].stats["draft"] == model_drafter.name
     qtbot.waitUntil(lambda: isinstance(window.model.drafter, PromptLookupDrafter), timeout=30_000)
     window.recorder.reset()
     send(qtbot, window, "second")
-    assert window.chat.messages[3].stats["draft"] == window.model.drafter.name
+    assert window.conversation.messages[3].stats["draft"] == window.model.drafter.name
     assert all(t.status.value != "rejected" or t.q is not None for t in window.recorder.tokens)
 
 
@@ -104,14 +104,14 @@ def test_regenerate_and_edit_replace_later_messages(qtbot, window):
     window.controls.seed_on.setChecked(False)
     window.chat_flow.regenerate()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
-    assert [m.role for m in window.chat.messages] == ["user", "assistant"] * 2
+    assert [m.role for m in window.conversation.messages] == ["user", "assistant"] * 2
     window.chat.action.emit("edit", 0)
     assert window.input.toPlainText() == "one"
     window.input.setPlainText("uno")
     window.chat_flow.send()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
-    assert [m.content for m in window.chat.messages if m.role == "user"] == ["uno"]
-    stored = HistoryStore().messages(window.chat_flow.conv_id)
+    assert [m.content for m in window.conversation.messages if m.role == "user"] == ["uno"]
+    stored = HistoryStore().messages(window.conversation.conv_id)
     assert [m.role for m in stored] == ["user", "assistant"] and stored[0].content == "uno"
 
 
@@ -140,8 +140,8 @@ def test_a_bad_target_is_reported_in_the_window(qtbot, data_dir):
 
     win = MainWindow(target_spec=str(data_dir / "missing-model"), draft_spec="self")
     qtbot.addWidget(win)
-    qtbot.waitUntil(lambda: win.banner.isVisibleTo(win), timeout=30_000)
-    assert "missing-model" in win.banner.text()
+    qtbot.waitUntil(lambda: win.status.banner.isVisibleTo(win), timeout=30_000)
+    assert "missing-model" in win.status.banner.text()
     assert not win.send_button.isEnabled()
 
 

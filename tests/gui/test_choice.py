@@ -8,7 +8,7 @@ from gui_helpers import CPU, send
 def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is None and win.model.selection.choice.target_only
-    status = win.status_labels["choice"].text()
+    status = win.status.labels["choice"].text()
     assert status.startswith("Target-only") and "draft costs 1.05 target steps on this CPU" in status
     win.plots.refresh()
     notice = win.plots.notice.text()
@@ -26,7 +26,7 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.selection.spec == "prompt-lookup" and win.model.drafter is not None
     assert win.controls.gamma_is_auto() and win.model.auto is not None
-    assert "γ auto" in win.status_labels["choice"].text()
+    assert "γ auto" in win.status.labels["choice"].text()
     assert win.plots.notice.text() == ""
     win.controls.max_new.setValue(40)
     send(qtbot, win, "say it again. say it again. say it")
@@ -43,7 +43,7 @@ def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypat
     win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     win.model_flow.load_models(win.model.target_spec, "self")
     qtbot.waitUntil(lambda: not win.model.loading and win.model.drafter is not None, timeout=60_000)
-    assert win.status_labels["choice"].text().startswith("Slower than target-only")
+    assert win.status.labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
     assert "Slower than target-only" in win.plots.notice.text()
 
@@ -61,7 +61,7 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
                                    draft_time=1e-5, verify_time=CPU.seconds[g]))
     win.model_flow.recheck_choice()
     assert win.model.drafter is None and win.model.auto is None
-    assert win.status_labels["choice"].text() == "Target-only (switched live)"
+    assert win.status.labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
     assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
         win.plots.notice.text()
@@ -70,17 +70,17 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
 def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
     """The load-time probe can be optimistic for long chats (the bf16 self-draft slows with context faster than
     the target): an answer measured clearly slower than target-only steps timed in this chat ends the draft."""
-    from app.gui.chat_view import ChatMessage
+    from app.session import Message
 
     win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is not None
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # within the noise band
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # too short to judge: mostly prefill
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is None and win.model.auto is None
     win.plots.refresh()

@@ -25,7 +25,7 @@ def test_compiled_answer_equals_the_eager_one(qtbot, window, monkeypatch):
     qtbot.waitUntil(lambda: window.model.static is not None, timeout=120_000)
     assert window.send_button.isEnabled()
     assert steps and steps[-1][0] == steps[-1][1]
-    assert "compiled" in window.progress_label.text()
+    assert "compiled" in window.status.progress_label.text()
 
     window.recorder.reset()
     window.history.new_chat()
@@ -44,7 +44,7 @@ def test_unsupported_pair_unticks_the_box_with_a_message(qtbot, window, monkeypa
     window.controls.compile.setChecked(True)
     qtbot.waitUntil(lambda: not window.controls.compile.isChecked(), timeout=30_000)
     assert window.model.static is None and window.send_button.isEnabled()
-    assert "not gpt2" in window.banner.text()
+    assert "not gpt2" in window.status.banner.text()
 
 
 def test_a_larger_gamma_is_compiled_before_the_next_message(qtbot, window, monkeypatch):

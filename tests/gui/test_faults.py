@@ -43,34 +43,34 @@ def test_a_fault_mid_answer_marks_it_failed_and_the_app_goes_on(qtbot, window, m
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
     monkeypatch.setattr(model, "forward", failing_forward(model.forward, fault, after=0))
     qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
-    banner = window.banner.text()
+    banner = window.status.banner.text()
     assert banner.startswith("Generation failed: ")
     assert ("simulated kernel failure" if fault == "exception" else "target model produced NaN") in banner
-    answer = window.chat.messages[-1]
+    answer = window.conversation.messages[-1]
     assert answer.stats["finish_reason"] == "error" and answer.stats["error"] in banner
     assert "failed" in window.chat.toPlainText().splitlines()[-1]  # the footer says so
-    saved = stored(window.chat_flow.conv_id)[-1]
+    saved = stored(window.conversation.conv_id)[-1]
     assert saved.partial and saved.stats["finish_reason"] == "error" and saved.content == answer.text
     # nothing from the broken round was emitted: what is shown came from the healthy rounds
     assert len([t for t in answer.tokens if t.status != "rejected"]) == sum(r.emitted for r in rec.rounds)
     monkeypatch.undo()  # the model is healthy again: the next message works as usual
     window.recorder.reset()
     send(qtbot, window, "again")
-    assert window.recorder.finished and window.chat.messages[-1].stats["finish_reason"] in ("eos", "length")
+    assert window.recorder.finished and window.conversation.messages[-1].stats["finish_reason"] in ("eos", "length")
 
 
 def test_a_full_disk_is_reported_and_the_chat_goes_on(qtbot, window):
     window.controls.max_new.setValue(12)
     send(qtbot, window, "saved first")
-    conv = window.chat_flow.conv_id
+    conv = window.conversation.conv_id
     before = stored(conv)
     fill_the_disk(window.store)
     window.input.setPlainText("and now?")
     window.chat_flow.send()
-    assert "disk" in window.banner.text() and "full" in window.banner.text()
+    assert "disk" in window.status.banner.text() and "full" in window.status.banner.text()
     assert window.model.generating  # answered anyway
     qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
-    assert window.chat.messages[-1].role == "assistant" and window.chat.messages[-1].tokens
+    assert window.conversation.messages[-1].role == "assistant" and window.conversation.messages[-1].tokens
     assert stored(conv)[: len(before)] == before  # nothing saved earlier was lost
     window.store._conn.execute("PRAGMA max_page_count = 1073741823")  # space freed
     send(qtbot, window, "saved again")

@@ -42,11 +42,11 @@ def test_a_question_sent_while_loading_is_answered_once_ready(qtbot, held_window
     assert win.model.loading and win.model.target is None  # still loading: held, not sent
     assert win.queued.note.isVisible() and "will be sent when the model is ready" in win.queued.note.text()
     assert "abc" in win.queued.note.text() and win.input.toPlainText() == ""
-    assert win.chat.messages == []
+    assert win.conversation.messages == []
     assert not win.send_button.isEnabled() and win.stop_button.isEnabled()  # one question at a time; Stop cancels
     gate.set()
-    qtbot.waitUntil(lambda: len(win.chat.messages) == 2 and not win.model.generating, timeout=60_000)
-    user, answer = win.chat.messages
+    qtbot.waitUntil(lambda: len(win.conversation.messages) == 2 and not win.model.generating, timeout=60_000)
+    user, answer = win.conversation.messages
     assert (user.role, user.text) == ("user", "abc")
     assert answer.role == "assistant" and answer.tokens and not answer.partial
     assert not win.queued.note.isVisible() and win.input.toPlainText() == ""
@@ -61,7 +61,7 @@ def test_stop_gives_the_queued_question_back(qtbot, held_window, tiny_pair_dirs)
     assert win.send_button.isEnabled() and not win.stop_button.isEnabled()
     gate.set()
     qtbot.waitUntil(lambda: win.model.target is not None and not win.model.loading, timeout=60_000)
-    assert win.chat.messages == [] and win.input.toPlainText() == "abc"  # cancelled: nothing was sent
+    assert win.conversation.messages == [] and win.input.toPlainText() == "abc"  # cancelled: nothing was sent
 
 
 def test_a_failed_load_gives_the_question_back(qtbot, held_window, data_dir):
@@ -70,6 +70,6 @@ def test_a_failed_load_gives_the_question_back(qtbot, held_window, data_dir):
     queue(qtbot, win, "abc")
     gate.set()
     qtbot.waitUntil(lambda: not win.model.loading, timeout=60_000)
-    assert win.input.toPlainText() == "abc" and win.chat.messages == []
+    assert win.input.toPlainText() == "abc" and win.conversation.messages == []
     assert win.queued.note.isVisible() and "Not sent" in win.queued.note.text()
     assert not win.send_button.isEnabled()  # no target: nothing to send to

@@ -37,20 +37,20 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     win = window
     action = serve_action(win)
     action.trigger()
-    assert win.serving is not None and action.isChecked()
-    url = win.serving.server.url
-    assert url.startswith("http://127.0.0.1:") and url in win.banner.text()
+    assert win.serve.serving and action.isChecked()
+    url = win.serve.server.url
+    assert url.startswith("http://127.0.0.1:") and url in win.status.banner.text()
     assert not win.send_button.isEnabled()  # the server holds the engine
     win.input.setPlainText("typed while serving")
     win.chat_flow.send()
-    assert win.chat.messages == []
+    assert win.conversation.messages == []
     out: dict = {}
     thread = ask_in_thread(url, win.model.target.name, "hello window", out)
     qtbot.waitUntil(lambda: not thread.is_alive(), timeout=60_000)
     assert "error" not in out, out.get("error")
     answer = out["answer"]
-    qtbot.waitUntil(lambda: len(win.chat.messages) == 2 and not win.chat.messages[1].streaming, timeout=30_000)
-    user, shown = win.chat.messages
+    qtbot.waitUntil(lambda: len(win.conversation.messages) == 2 and not win.conversation.messages[1].streaming, timeout=30_000)
+    user, shown = win.conversation.messages
     assert (user.role, user.text) == ("user", "hello window")
     assert win.system_prompt.text() == "be kind"
     tokens = answer.choices[0].model_extra["speclens"]["tokens"]
@@ -58,11 +58,11 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     assert shown.text == answer.choices[0].message.content
     assert len(win.stats.message.rounds) == answer.usage.model_extra["speclens"]["rounds"]  # the plots' data
     assert shown.stats["temperature"] == 1.0 and shown.stats["seed"] == 4  # the request's, not the controls'
-    stored = win.store.messages(win.chat_flow.conv_id)
+    stored = win.store.messages(win.conversation.conv_id)
     assert [m.role for m in stored] == ["user", "assistant"] and stored[1].content == shown.text
     assert win.model.generating and not win.send_button.isEnabled()  # still serving
     action.trigger()
-    assert win.serving is None and not action.isChecked()
+    assert not win.serve.serving and not action.isChecked()
     assert not win.model.generating and win.send_button.isEnabled()
 
 
@@ -71,9 +71,9 @@ def test_closing_the_window_stops_the_server(qtbot, window):
 
     win = window
     serve_action(win).trigger()
-    url = win.serving.server.url
+    url = win.serve.server.url
     assert httpx.get(f"{url}/health", timeout=10).json()["status"] == "ok"
     win.close()
-    assert win.serving is None
+    assert not win.serve.serving
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{url}/health", timeout=2)

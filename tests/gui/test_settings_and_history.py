@@ -42,7 +42,7 @@ def test_conversation_list_search_rename_delete(qtbot, data_dir, monkeypatch):
     assert [panel.list.item(i).text() for i in range(panel.list.count())] == ["Lighthouse story"]
     panel.search.clear()
     window.history.open_conversation(gone)
-    assert [m.content for m in window.chat.messages] == ["hello"]
+    assert [m.content for m in window.conversation.messages] == ["hello"]
     monkeypatch.setattr("app.gui.conversations.QInputDialog.getText", lambda *a, **k: ("Beacon", True))
     panel.rename(keep)
     assert window.store.conversation(keep).title == "Beacon"
@@ -50,7 +50,7 @@ def test_conversation_list_search_rename_delete(qtbot, data_dir, monkeypatch):
                         lambda *a, **k: panel_yes())
     panel.delete(gone)
     assert [c.id for c in window.store.list_conversations()] == [keep]
-    assert window.chat_flow.conv_id is None and window.chat.messages == []
+    assert window.conversation.conv_id is None and window.conversation.messages == []
 
 
 def panel_yes():

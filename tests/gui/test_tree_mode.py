@@ -13,7 +13,7 @@ def test_token_trees_menu_switches_the_round_kind_and_is_remembered(qtbot, windo
     actions["on"].trigger()
     qtbot.waitUntil(lambda: window.model.idle and hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
     assert window.model.tree_mode == "on" and window.model.selection.choice.tree
-    assert "tree of" in window.status_labels["choice"].toolTip()
+    assert "tree of" in window.status.labels["choice"].toolTip()
     assert window.settings.value("tree") == "on"
     window.recorder.reset()
     send(qtbot, window, "hi")
