@@ -111,17 +111,17 @@ class MainWindow(QMainWindow):
         """The flows, each handed what it needs, and the wiring of one's outcome to another."""
         model, conversation, store, status, stats = self.model, self.conversation, self.store, self.status, self.stats
         controls = self.controls
-        self.recorder = AnswerRecorder(model, status)  # every decoded answer recorded as it streams
-        self.answers = AnswerFlow(conversation, model, store, status, stats, self.step, self.recorder, self)
+        self.answer_recorder = AnswerRecorder(model, status)  # every decoded answer recorded as it streams
+        self.answers = AnswerFlow(conversation, model, store, status, stats, self.step, self.answer_recorder, self)
         # before the race, which hides its readout; what it describes is known once the offer is built
         self.presentation = Presentation(self, stats, lambda: self.offer.describe(), self.playback, self.race_view)
         self.centralWidget().layout().insertWidget(0, self.presentation.readout)
-        self.race = RaceFlow(model, conversation, status, controls, self.recorder, self.input, self.race_view,
+        self.race = RaceFlow(model, conversation, status, controls, self.answer_recorder, self.input, self.race_view,
                              column=[self.system_prompt, self.chat, self.legend, self.input, self.send_button,
                                      self.stop_button, self.playback, self.presentation.readout],
                              stage=[self.docks["plots"]], on_stage=lambda: self.presentation.on,
                              engine_thread=self.engine_thread, parent=self)
-        self.recordings = RecordingFlow(conversation, model, self.answers, self.recorder, status, self.playback,
+        self.recordings = RecordingFlow(conversation, model, self.answers, self.answer_recorder, status, self.playback,
                                         self.details, self.race, self)
         self.chat_flow = ChatFlow(conversation, model, store, status, self.answers, self.queued, self.input, controls,
                                   self.round_gate, self.details, self.recordings, stats, self.worker, self)

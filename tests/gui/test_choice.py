@@ -1,12 +1,13 @@
-"""The measured drafter choice in the window: target-only said plainly, auto γ fed live, hand-set γ wins."""
+"""The measured drafter choice: target-only said plainly, auto γ fed live, hand-set γ wins. The model flow
+with its collaborators (the status, the plots, the chat flow that answers)."""
 
 from __future__ import annotations
 
 from gui_helpers import CPU, send
 
 
-def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_rig):
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is None and win.model.selection.choice.target_only
     status = win.status.labels["choice"].text()
     assert status.startswith("Target-only") and "draft costs 1.05 target steps on this CPU" in status
@@ -18,12 +19,12 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     assert all(r.drafted == 0 for r in win.recorder.rounds)
 
 
-def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, monkeypatch):
+def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_rig, monkeypatch):
     from app.engine import policy
 
     monkeypatch.setattr(policy, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
     monkeypatch.setattr(policy, "MEASURED_FLOOR", 0.0)
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.selection.spec == "prompt-lookup" and win.model.drafter is not None
     assert win.controls.gamma_is_auto() and win.model.auto is not None
     assert "γ auto" in win.status.labels["choice"].text()
@@ -39,8 +40,8 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
     assert rounds and all(r.gamma == min(3, r.gamma) for r in rounds) and rounds[0].gamma == 3
 
 
-def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypatch):
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_rig, monkeypatch):
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     win.model_flow.load_models(win.model.target_spec, "self")
     qtbot.waitUntil(lambda: not win.model.loading and win.model.drafter is not None, timeout=60_000)
     assert win.status.labels["choice"].text().startswith("Slower than target-only")
@@ -48,10 +49,10 @@ def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypat
     assert "Slower than target-only" in win.plots.notice.text()
 
 
-def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_window):
+def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_rig):
     from app.engine import RoundEvent
 
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.drafter is not None
     win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # no live evidence yet
@@ -67,12 +68,12 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
         win.plots.notice.text()
 
 
-def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
+def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_rig):
     """The load-time probe can be optimistic for long chats (the bf16 self-draft slows with context faster than
     the target): an answer measured clearly slower than target-only steps timed in this chat ends the draft."""
     from app.session import Message
 
-    win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+    win = auto_rig({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is not None
     win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
     win.model_flow.recheck_choice()

@@ -1,9 +1,11 @@
-"""Recordings in the window: record an answer, replay it in a window that cannot load models, and
-get back the same token statuses, statistics and plot data; playback speed and stepping; bad files."""
+"""Recordings: record an answer, replay it where no model can load, and get back the same token statuses,
+statistics and plot data; playback speed and stepping; bad files. The recording flow with its
+collaborators (the chat flow's, with or without a pair); `speclens replay` and the history in a window."""
 
 from __future__ import annotations
 
 import pytest
+from flow_rigs import ChatRig
 from gui_helpers import send
 
 from app.recording import read
@@ -35,34 +37,43 @@ def replay_window(qtbot, data_dir, monkeypatch):
 
 
 @pytest.fixture
-def recorded(qtbot, window, tmp_path):
-    window.controls.show_rejected.setChecked(True)
-    window.controls.max_new.setValue(40)
-    send(qtbot, window, "record me")
+def replay_rig(qtbot, data_dir, monkeypatch):
+    """The recording flow's collaborators with no pair loaded: replays must not need one."""
+    monkeypatch.setenv("SPECLENS_DEFAULT_GGUF", str(data_dir / "nowhere.gguf"))
+    rig = ChatRig(qtbot)
+    yield rig
+    rig.close()
+
+
+@pytest.fixture
+def recorded(qtbot, chat_rig, tmp_path):
+    chat_rig.controls.show_rejected.setChecked(True)
+    chat_rig.controls.max_new.setValue(40)
+    send(qtbot, chat_rig, "record me")
     path = tmp_path / "answer.speclens"
-    window.recordings.save_to(path)
-    return window, path
+    chat_rig.recordings.save_to(path)
+    return chat_rig, path
 
 
-def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, replay_window):
+def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, replay_rig):
     live, path = recorded
     rec = read(path)
     assert rec.warning is None and len(rec.runs[0].steps) == len(live.recorder.rounds)
     assert rec.runs[0].info["target"]["fingerprint"] and rec.header["machine"]["cpus"]
-    replay_window.controls.show_rejected.setChecked(True)
-    assert replay_window.recordings.play_file(path)
-    replay_window.recordings.player.set_speed(4.0)
-    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=30_000)
-    assert replay_window.model.target is None  # nothing was loaded
-    assert replay_window.chat.statuses_shown(1) == live.chat.statuses_shown(1)
+    replay_rig.controls.show_rejected.setChecked(True)
+    assert replay_rig.recordings.play_file(path)
+    replay_rig.recordings.player.set_speed(4.0)
+    qtbot.waitUntil(lambda: not replay_rig.model.generating, timeout=30_000)
+    assert replay_rig.model.target is None  # nothing was loaded
+    assert replay_rig.chat.statuses_shown(1) == live.chat.statuses_shown(1)
     live_stats = {k: v for k, v in live.conversation.messages[1].stats.items() if k != "recording"}
-    assert replay_window.conversation.messages[1].stats == live_stats
-    assert plot_data(replay_window) == plot_data(live)
+    assert replay_rig.conversation.messages[1].stats == live_stats
+    assert plot_data(replay_rig) == plot_data(live)
     # the inspector shows the same token details
     corrected = next(i for i, t in enumerate(live.conversation.messages[1].tokens) if t.status == "corrected")
     live.chat.token_clicked.emit(1, corrected)
-    replay_window.chat.token_clicked.emit(1, corrected)
-    assert replay_window.details.toPlainText() == live.details.toPlainText()
+    replay_rig.chat.token_clicked.emit(1, corrected)
+    assert replay_rig.details.toPlainText() == live.details.toPlainText()
 
 
 def test_every_answer_is_recorded_into_history(qtbot, recorded):
@@ -80,9 +91,9 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
     assert [s for _, s in live.chat.statuses_shown(1)]
 
 
-def test_stepping_and_speed(qtbot, recorded, replay_window):
+def test_stepping_and_speed(qtbot, recorded, replay_rig):
     _, path = recorded
-    win = replay_window
+    win = replay_rig
     win.recordings.play_file(path)
     player = win.recordings.player
     player.pause()
@@ -109,24 +120,24 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
     assert not win.model.generating and win.conversation.messages[1].partial
 
 
-def test_bad_recordings_get_clear_messages(qtbot, replay_window, tmp_path):
+def test_bad_recordings_get_clear_messages(qtbot, replay_rig, tmp_path):
     bad = tmp_path / "bad.speclens"
     bad.write_bytes(b"not a recording")
-    assert not replay_window.recordings.play_file(bad)
-    assert "bad.speclens is not a SpecLens recording" in replay_window.status.banner.text()
+    assert not replay_rig.recordings.play_file(bad)
+    assert "bad.speclens is not a SpecLens recording" in replay_rig.status.banner.text()
 
 
-def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_window):
+def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_rig):
     _, path = recorded
     data = path.read_bytes()
     cut = path.with_name("cut.speclens")
     cut.write_bytes(data[: len(data) // 2])
     rounds = len(read(cut).runs[0].steps)
-    assert replay_window.recordings.play_file(cut)
-    assert "ends early" in replay_window.status.banner.text()
-    replay_window.recordings.player.finish()
-    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
-    message = replay_window.conversation.messages[1]
+    assert replay_rig.recordings.play_file(cut)
+    assert "ends early" in replay_rig.status.banner.text()
+    replay_rig.recordings.player.finish()
+    qtbot.waitUntil(lambda: not replay_rig.model.generating, timeout=10_000)
+    message = replay_rig.conversation.messages[1]
     assert message.partial and len(message.stats["rounds"]) == rounds
 
 

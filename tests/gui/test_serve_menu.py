@@ -1,6 +1,6 @@
 """Models ▸ Serve on localhost: the loaded pair behind the OpenAI-compatible server, and every answer asked
 through it streamed into the window (chat tokens with their statuses, plots, history) while the window's
-own decoding waits."""
+own decoding waits. The serve flow with its collaborators; closing a window stops its server."""
 
 from __future__ import annotations
 
@@ -33,9 +33,21 @@ def ask_in_thread(url: str, model: str, content: str, out: dict) -> threading.Th
     return thread
 
 
-def test_served_answers_stream_into_the_window(qtbot, window):
-    win = window
-    action = serve_action(win)
+@pytest.fixture
+def served(qtbot, chat_rig):
+    """The chat rig with a serve flow: Models ▸ Serve on localhost's action, not yet triggered."""
+    from app.gui.serve_flow import ServeFlow
+
+    rig = chat_rig
+    action = QAction("Serve on localhost", checkable=True)
+    rig.serve = ServeFlow(rig.conversation, rig.model, rig.store, rig.status, rig.answers, rig.controls, action)
+    yield rig, action
+    if rig.serve.serving:
+        rig.serve.stop()
+
+
+def test_served_answers_stream_into_the_window(qtbot, served):
+    win, action = served
     action.trigger()
     assert win.serve.serving and action.isChecked()
     url = win.serve.server.url
@@ -52,7 +64,7 @@ def test_served_answers_stream_into_the_window(qtbot, window):
     qtbot.waitUntil(lambda: len(win.conversation.messages) == 2 and not win.conversation.messages[1].streaming, timeout=30_000)
     user, shown = win.conversation.messages
     assert (user.role, user.text) == ("user", "hello window")
-    assert win.system_prompt.text() == "be kind"
+    assert win.conversation.system_prompt == "be kind"
     tokens = answer.choices[0].model_extra["speclens"]["tokens"]
     assert [(t.token_id, t.status) for t in shown.tokens] == [(t["id"], t["status"]) for t in tokens]
     assert shown.text == answer.choices[0].message.content
