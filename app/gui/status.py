@@ -15,15 +15,17 @@ from .model_flow import choice_status, switch_text
 
 
 class WindowStatus(QObject):
-    """Owns its widgets (the window places them): `banner`, and `bar` with `progress`, `progress_label` and
-    `labels`. Follows the chat model's pair_changed; refresh() after new rounds."""
+    """Owns its widgets (the window places the banner): `banner`, and in `bar` (the window's status bar, or its
+    own) `progress`, `progress_label` and `labels`. Follows the chat model's pair_changed; refresh() after new
+    rounds."""
 
-    def __init__(self, model, stats: LiveStats, gamma_auto: Callable[[], bool], parent=None) -> None:
+    def __init__(self, model, stats: LiveStats, gamma_auto: Callable[[], bool], bar: QStatusBar | None = None,
+                 parent=None) -> None:
         super().__init__(parent)
         self.model, self.stats, self.gamma_auto = model, stats, gamma_auto
         self.banner = QLabel(wordWrap=True, objectName="banner", visible=False)
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.bar = QStatusBar()
+        self.bar = bar if bar is not None else QStatusBar()
         self.progress_label = QLabel()
         self.progress = QProgressBar(maximum=0, fixedWidth=140, visible=False)
         self.bar.addWidget(self.progress)

@@ -35,8 +35,7 @@ def build_widgets(w) -> None:
     """The widgets of window `w`, which holds the chat model (`model`), the conversation, the live statistics
     and the history store they show."""
     w.controls = ControlsPanel()
-    w.status = WindowStatus(w.model, w.stats, w.controls.gamma_is_auto, w)
-    w.setStatusBar(w.status.bar)
+    w.status = WindowStatus(w.model, w.stats, w.controls.gamma_is_auto, w.statusBar(), w)
     central = QWidget()
     layout = QVBoxLayout(central)
     layout.setContentsMargins(10, 8, 10, 8)
