@@ -58,7 +58,7 @@ def auto_rig(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
 
     def make(costs: dict[str, tuple[float, float]]):
         inject_costs(monkeypatch, tmp_path, costs)
-        rig = ModelRig(qtbot, QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat))
+        rig = ModelRig(QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat))
         rigs.append(rig)
         rig.model_flow.load_models(str(tiny_pair_dirs[0]), "auto")
         qtbot.waitUntil(lambda: rig.model.target is not None and rig.model.idle, timeout=60_000)
@@ -91,7 +91,7 @@ def auto_window(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
 @pytest.fixture
 def parts(qtbot, data_dir):
     """A flow's collaborators with no pair loaded and no engine: what a replay needs."""
-    made = Parts(qtbot)
+    made = Parts()
     yield made
     made.close()
 
@@ -99,7 +99,7 @@ def parts(qtbot, data_dir):
 @pytest.fixture
 def chat_rig(qtbot, data_dir, tiny_pair_dirs):
     """The chat flow with its collaborators on the tiny pair, chains, γ 4 and seed 3 (as the window fixture)."""
-    rig = ChatRig(qtbot)
+    rig = ChatRig()
     rig.install(*tiny_pair_dirs)
     rig.recorder = Recorder(rig.worker)
     yield rig
@@ -113,7 +113,7 @@ def model_rig(qtbot, data_dir, tiny_pair_dirs):
 
     settings = QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat)
     settings.setValue("tree", "off")
-    rig = ModelRig(qtbot, settings)
+    rig = ModelRig(settings)
     rig.model.set_tree_mode("off")
     rig.model_flow.load_models(*map(str, tiny_pair_dirs))
     qtbot.waitUntil(lambda: rig.model.target is not None and rig.model.drafter is not None and rig.model.idle,

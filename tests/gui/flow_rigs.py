@@ -1,9 +1,14 @@
 """A flow's collaborators, built without a MainWindow: the session's models (ChatModel, Conversation, live
 statistics, a history store), the widgets a flow drives, the status sink, and the answer flow every answer
-streams through. A flow's test builds these and then the flow under test, as MainWindow._compose does."""
+streams through. A flow's test builds these and then the flow under test, as MainWindow._compose does.
+
+The Qt objects made here are deleted at close, in the GUI thread. Left to the garbage collector (they sit
+in reference cycles through their observers), they were once collected by the next test's engine thread,
+inside the gc.collect() of a drafter choice (app/models/calibration.py), and both threads deadlocked."""
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QThread
 from PySide6.QtWidgets import QPlainTextEdit, QPushButton
 
@@ -34,9 +39,10 @@ from app.session import ChatModel, Conversation
 
 
 class Parts:
-    """What the answer flow and the flows around it are handed. `widgets` are kept for qtbot to close."""
+    """What the answer flow and the flows around it are handed. own() keeps a Qt object for close to delete."""
 
-    def __init__(self, qtbot) -> None:
+    def __init__(self) -> None:
+        self._owned: list = []
         self.model = ChatModel()
         self.conversation = Conversation()
         self.stats = LiveStats()
@@ -62,8 +68,11 @@ class Parts:
         self.conversation.answer_ended.connect(lambda _index: self.status.refresh())
         self.recordings = RecordingFlow(self.conversation, self.model, self.answers, self.answer_recorder, self.status,
                                         self.playback, self.details, race=None, parent=self.chat)
-        for widget in (self.controls, self.chat, self.step, self.details, self.plots, self.input, self.playback):
-            qtbot.addWidget(widget)
+        self.own(self.controls, self.status, self.status.bar, self.status.banner, self.chat, self.step, self.details,
+                 self.plots, self.input, self.playback, self.answers)
+
+    def own(self, *objects) -> None:
+        self._owned += objects
 
     def install(self, target_dir, draft_dir) -> None:
         """The tiny pair as chains (a tree's round kind would depend on timings), decoded by the inspector
@@ -81,7 +90,7 @@ class Parts:
         self.controls.seed_on.setChecked(True)
         self.controls.seed.setValue(3)
 
-    def add_history(self, qtbot) -> None:
+    def add_history(self) -> None:
         """The history flow and the conversation list it drives, linked as the window links them."""
         self.conversations = ConversationsPanel(self.store, self.conversation)
         self.history = HistoryFlow(self.conversation, self.model, self.store, self.status, self.stats,
@@ -89,10 +98,14 @@ class Parts:
         self.conversations.opened.connect(self.history.open_conversation)
         self.conversations.deleted.connect(self.history.conversation_deleted)
         self.conversations.new_requested.connect(self.history.new_chat)
-        qtbot.addWidget(self.conversations)
+        self.own(self.conversations, self.history)
 
     def close(self) -> None:
         self.store.close()
+        for obj in reversed(self._owned):
+            if shiboken6.isValid(obj):
+                shiboken6.delete(obj)
+        self._owned.clear()
 
 
 class Engine:
@@ -118,8 +131,8 @@ class Engine:
 class ChatRig(Parts):
     """The chat flow with its collaborators: the parts, the queued question, Send and Stop, and an engine."""
 
-    def __init__(self, qtbot) -> None:
-        super().__init__(qtbot)
+    def __init__(self) -> None:
+        super().__init__()
         self.engine = Engine(self)
         self.worker = self.engine.worker
         self.queued = QueuedQuestion(self.input)
@@ -133,8 +146,9 @@ class ChatRig(Parts):
         self.send_button.clicked.connect(self.chat_flow.send)
         self.stop_button.clicked.connect(self.chat_flow.stop)
         self.buttons = SendButtons(self.model, self.queued, self.send_button, self.stop_button, self.controls)
-        for widget in (self.send_button, self.stop_button):
-            qtbot.addWidget(widget)
+        # deleted after the engine has stopped (close deletes the last owned first)
+        self._owned[:0] = [self.engine.thread, self.worker]
+        self.own(self.queued.note, self.chat_flow, self.send_button, self.stop_button)
 
     def close(self) -> None:
         self.answers.stop()
@@ -146,8 +160,8 @@ class ModelRig(ChatRig):
     """The model flow with its collaborators, loading through a ModelLoader in the engine thread (and the
     compile flow it hands compiled steps to); the chat rig's parts around it."""
 
-    def __init__(self, qtbot, settings) -> None:
-        super().__init__(qtbot)
+    def __init__(self, settings) -> None:
+        super().__init__()
         self.settings = settings
         self.loader = ModelLoader()
         self.distill_worker = DistillWorker()
@@ -163,4 +177,6 @@ class ModelRig(ChatRig):
             signal.connect(slot)
         self.model_flow.loaded.connect(lambda _result: self.chat_flow.release_queued())
         self.conversation.answer_ended.connect(lambda _index: self.model_flow.recheck_choice())
+        self._owned[:0] = [self.loader, self.distill_worker]
+        self.own(self.compile_flow, self.model_flow)
 

@@ -116,7 +116,7 @@ def test_finishing_an_answer_rewrites_only_the_tail(qtbot, chat_rig):
 
 
 def test_export_html_contains_the_statuses(qtbot, chat_rig, tmp_path):
-    chat_rig.add_history(qtbot)
+    chat_rig.add_history()
     chat_rig.controls.max_new.setValue(40)
     send(qtbot, chat_rig, "export me")
     path = tmp_path / "chat.html"

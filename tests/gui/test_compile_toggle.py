@@ -29,7 +29,7 @@ def test_compiled_answer_equals_the_eager_one(qtbot, model_rig, monkeypatch):
     assert "compiled" in model_rig.status.progress_label.text()
 
     model_rig.recorder.reset()
-    model_rig.add_history(qtbot)
+    model_rig.add_history()
     model_rig.history.new_chat()
     send(qtbot, model_rig, "hello there")
     assert [t.token_id for t in model_rig.recorder.tokens if t.emitted] == eager

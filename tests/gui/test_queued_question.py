@@ -21,7 +21,7 @@ def held_load(qtbot, data_dir, tiny_pair_dirs):
     rigs = []
 
     def make(target: str, draft: str):
-        rig = ModelRig(qtbot, QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat))
+        rig = ModelRig(QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat))
         rigs.append(rig)
         rig.loader.progress.connect(lambda *_: gate.wait(60), Qt.ConnectionType.DirectConnection)
         rig.model_flow.load_models(target, draft)

@@ -40,7 +40,7 @@ def replay_window(qtbot, data_dir, monkeypatch):
 def replay_rig(qtbot, data_dir, monkeypatch):
     """The recording flow's collaborators with no pair loaded: replays must not need one."""
     monkeypatch.setenv("SPECLENS_DEFAULT_GGUF", str(data_dir / "nowhere.gguf"))
-    rig = ChatRig(qtbot)
+    rig = ChatRig()
     yield rig
     rig.close()
 

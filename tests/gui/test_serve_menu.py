@@ -41,6 +41,7 @@ def served(qtbot, chat_rig):
     rig = chat_rig
     action = QAction("Serve on localhost", checkable=True)
     rig.serve = ServeFlow(rig.conversation, rig.model, rig.store, rig.status, rig.answers, rig.controls, action)
+    rig.own(action, rig.serve.bridge, rig.serve)
     yield rig, action
     if rig.serve.serving:
         rig.serve.stop()

@@ -36,7 +36,7 @@ def test_conversation_list_search_rename_delete(qtbot, parts, monkeypatch):
     store.add_message(gone, "user", "hello")
     store.close()
     rig = parts
-    rig.add_history(qtbot)
+    rig.add_history()
     panel = rig.conversations
     panel.refresh()
     assert panel.list.count() == 2

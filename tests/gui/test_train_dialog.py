@@ -17,6 +17,7 @@ def trainer(model_rig):
     rig = model_rig
     rig.training_flow = TrainingFlow(rig.model, rig.distill_worker, rig.status, rig.controls,
                                      rig.model_flow.load_models)
+    rig.own(rig.training_flow)
     return rig
 
 
