@@ -8,6 +8,7 @@ while its rule holds), and the policy picks the fastest predicted, or target-onl
 from __future__ import annotations
 
 import gc
+import statistics
 from dataclasses import dataclass, replace
 
 import torch
@@ -31,7 +32,7 @@ from app.engine.policy import (
 )
 
 from . import cost_cache, machine_load, machine_profile
-from .baseline import time_target_steps
+from .baseline import target_steps
 from .clock import now
 from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft_dtype, tree_form
 from .embedded import DEFAULT_SPEC
@@ -227,8 +228,8 @@ def calibrate(
         report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
         with machine_load.watch() as watch:
             costs = with_tree_costs(target.model, ids, measure_verify(target.model, ids, n_max))
-            loop = time_target_steps(target, ids, DecodeParams(temperature=0.0), cancel=cancel)
-        verify = VerifyTiming(costs, loop, len(ids), watch.load)
+            loop = target_steps(target, ids, DecodeParams(temperature=0.0), cancel=cancel)
+        verify = VerifyTiming(costs, statistics.median(loop) if loop else None, len(ids), watch.load)
     built: dict[str, Drafter] = {}
     todo = [s for s in specs if wanted[s] not in known and wanted[s] not in left_out]
     for i, spec in enumerate(todo):

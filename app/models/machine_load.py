@@ -12,8 +12,7 @@ Busy, concretely (both read over the timing itself, from the thread that ran it)
 - or the measuring thread got less than BUSY_SHARE of the CPU it asked for: its CPU time against its
   CPU time plus the time it sat runnable waiting for a core (Linux's per-thread run delay, which does
   not count a thread sleeping at a barrier); without a run delay (macOS, Windows), its CPU time against
-  wall time. This one reacts at once: two spinning processes on a 2-core machine took it from 0.99 to
-  0.50-0.71 within a second, while the load average still read 1.75.
+  wall time. This one reacts at once, where the load average lags (docs/busy-machine.md).
 
 The readings come from `reader` (the real machine); `use_reader` swaps in another source, so tests can
 plant a busy or a quiet machine without touching any timing.

@@ -41,7 +41,7 @@ class VerifyTiming:
     """The target's passes at the probe context, and the real loop's target-only step there."""
 
     costs: VerifyCosts  # step, v(n), v_tree(n) in seconds
-    loop_step: float | None  # seconds of a target-only round of the real decoding loop (sampling included)
+    loop_step: float | None  # median seconds of a target-only round of the real decoding loop (sampling included)
     context: int  # tokens of context they were timed after
     load: Load | None = None
     cached: bool = False
