@@ -8,6 +8,10 @@ bare pass) times v(n) for a chain pass over n tokens, v_tree(n) for a tree pass.
 those ratios over the last ROUNDS rounds is off by more than TOLERANCE, either way, the profile is
 disputed: its cache entry says so, and the next load measures every part again (machine_profile.py).
 
+A profile timed on a busy machine gives no verdict: it is measured again at the next quiet load anyway
+(machine_profile.py), and disputing it while the machine stays busy would only time it, as noisily,
+again at every launch.
+
 Rounds count only where the profile speaks for them: the first round (it carries the prompt's prefill)
 is skipped, and so are rounds at more than CONTEXT_SPAN times the probe's context when the caller gives
 the context (attention grows with it, so a long chat runs slower on an unchanged machine). Feed rounds
@@ -70,7 +74,8 @@ class LiveCheck:
 
     @property
     def disagreement(self) -> Disagreement | None:
-        if len(self.ratios) < self.rounds:
+        load = self.profile.verify.load
+        if len(self.ratios) < self.rounds or (load is not None and load.busy):
             return None
         ratio = statistics.median(self.ratios)
         return Disagreement(ratio, len(self.ratios)) if abs(ratio - 1) > self.tolerance else None

@@ -208,7 +208,7 @@ def changes_of(before: MachineProfile | None, after: MachineProfile) -> list[str
 
 
 def _label(choice: PathChoice | None) -> str:
-    return choice.path.label if choice is not None else "none"
+    return kernels.path_name(choice.path) if choice is not None else "none"
 
 
 def _moved(what: str, old: float, new: float, unit: str = "ms") -> str:

@@ -239,3 +239,13 @@ def test_lookup_else_beside_lookup_per_round_needs_only_to_be_faster(target, mon
     alone = {o.name: o.predicted for o in sel.choice.options[1:]}
     assert 1.0 < alone["self"] < 1.03 and alone["prompt-lookup"] < 1.03
     assert isinstance(sel.drafter, LookupElseDrafter) and sel.choice.predicted > 1.0
+
+
+def test_a_candidate_that_cannot_be_built_is_left_out_and_not_tried_again(target, monkeypatch, tmp_path):
+    _inject(monkeypatch, {"prompt-lookup": (0.001, 0.6)})
+    missing = str(tmp_path / "no-such-draft")
+    cal, _ = calibrate(target, [missing, "prompt-lookup"], skip_failures=True)
+    assert [p.name for p in cal.profiles] == ["prompt-lookup"]
+    monkeypatch.setattr(calibration, "make_drafter", lambda *a, **k: pytest.fail("tried again"))
+    again, _ = calibrate(target, [missing, "prompt-lookup"], skip_failures=True)
+    assert again.cached and again.profiles == cal.profiles

@@ -161,3 +161,14 @@ def test_the_busy_rule_reads_other_load_and_the_measuring_threads_share():
         assert not machine_load.spot().busy
     real = machine_load.read_machine()
     assert real.loadavg >= 0 and real.thread_cpu > 0
+
+
+def test_a_busy_profile_gives_no_live_verdict(tiny_pair_dirs):
+    """Timed busy, it is measured again at the next quiet load already; a dispute would only re-time it
+    at every busy launch."""
+    with machine_load.use_reader(busy):
+        target, _ = _load(str(tiny_pair_dirs[0]))
+    check = LiveCheck(target.profile)
+    for r in _rounds(target.profile, 2.0, ROUNDS):
+        check.observe(r)
+    assert check.disagreement is None
