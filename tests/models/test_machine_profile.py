@@ -5,6 +5,7 @@ Tiny models, real timings; only the machine's load readings are planted (machine
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -114,9 +115,9 @@ def test_real_rounds_against_a_planted_profile_dispute_it_through_the_chat_model
 
     target, sel = _load(str(tiny_pair_dirs[0]))
     v = target.profile.verify
-    planted = machine_profile.replace(v, costs=machine_profile.replace(
+    planted = replace(v, costs=replace(
         v.costs, seconds=tuple(s / 10 for s in v.costs.seconds)), loop_step=v.loop_step / 10)
-    machine_profile.write(machine_profile.replace(target.profile, verify=planted))
+    machine_profile.write(replace(target.profile, verify=planted))
     target, sel = _load(str(tiny_pair_dirs[0]))
     assert sel.calibration.cached
     chat = ChatModel(str(tiny_pair_dirs[0]))
