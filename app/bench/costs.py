@@ -15,8 +15,7 @@ import torch
 
 from app.engine.kv import forward, new_cache, rollback
 from app.engine.static_kv import verify_size
-
-from .memory import sync
+from app.models.clock import sync
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,10 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from app.engine import DecodeParams, ModelDrafter, generate
 from app.engine.static import StaticDecoder, StaticRounds
 from app.engine.stats import alpha_estimate
+from app.models.clock import sync
 
 from .costs import measure_costs
-from .memory import PeakMemory, model_mib, sync
+from .memory import PeakMemory, model_mib
 
 GAMMAS = (1, 2, 4, 8)
 TARGETS = {"host_overhead": 0.10, "compiled_over_hf_assisted": 2.0, "c": 0.10}  # issue 13, on a lent GPU

@@ -14,8 +14,9 @@ import torch
 from transformers import GenerationConfig
 
 from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent, decode
+from app.models.clock import sync
 
-from .memory import PeakMemory, sync
+from .memory import PeakMemory
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
 HF_BF16 = "target-only (bf16)"  # HF only: the target as HF loads it, cast to bf16 (stock kernels)

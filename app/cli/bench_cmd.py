@@ -144,8 +144,9 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
     kwargs = load_kwargs(args)
     _log(f"loading target {args.target!r} ...")
     target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
-    _log(f"target on {target.kernels}: {target.extra.get('linear_reason', '')}")
-    _log(f"CPU threads: {target.extra.get('threads_reason', torch.get_num_threads())}")
+    profile = target.profile
+    _log(f"target on {target.kernels}: {profile.kernels.reason if profile and profile.kernels else ''}")
+    _log(f"CPU threads: {target.threads.reason if target.threads else torch.get_num_threads()}")
     if args.draft is None:
         args.draft = SELF_DRAFT if self_draft_dtype(target) is not None else NO_DRAFT
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
@@ -155,7 +156,7 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
         raise UsageError("--sweep needs a draft model (--draft self with --dtype float32, or a model)")
     hf_model = hf_bf16 = None
     if target.device.type == "cpu":  # HF loads a model in float32 on a CPU, on stock kernels
-        fp32 = target if target.extra.get("linear_path") == "fp32" else load_model(
+        fp32 = target if target.kernels == "fp32" else load_model(
             args.target, device="cpu", dtype=torch.float32, **kwargs)
         hf_model = fp32.model
         hf_bf16 = copy.deepcopy(hf_model).to(torch.bfloat16)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import torch
 
@@ -13,7 +14,7 @@ from app.engine.policy import TREE_DEPTH
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
 from app.engine.tree_rounds import TreeDrafter
 
-from . import kernels, memory
+from . import kernels, machine_profile, memory
 from .compat import ensure_compatible
 from .devices import reduced_dtype
 from .errors import ModelError
@@ -31,7 +32,8 @@ def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
 
 def self_draft(target: LoadedModel) -> ModelDrafter:
     """A reduced-precision copy of the target: shares no tensors, so nothing mutable is shared. On a CPU
-    its linears take the fastest path for its dtype (kernels.choose_path), packed where that pays."""
+    its linears take the fastest path for its dtype (kernels.choose_path), packed where that pays: timed
+    once and kept in the target's machine profile (the caller writes it back)."""
     dtype = self_draft_dtype(target)
     if dtype is None:
         raise ModelError(f"{target.name} already runs in {kernels.dtype_label(target.dtype)}, the cheapest dtype here, "
@@ -41,7 +43,11 @@ def self_draft(target: LoadedModel) -> ModelDrafter:
     memory.plan(memory.weight_bytes(parameters, dtype), target.device, f"the self-draft of {target.name}")
     model = copy.deepcopy(target.model).to(dtype).eval()
     if target.device.type == "cpu":
-        model = kernels.apply_path(model, kernels.choose_path(model, dtype).path)
+        known = machine_profile.Reuse(target.profile).part("draft_kernels")
+        choice = kernels.choose_path(model, dtype, known=known)
+        model = kernels.apply_path(model, choice.path)
+        if target.profile is not None:
+            target.profile = replace(target.profile, draft_kernels=choice)
     return ModelDrafter(model, name=f"{target.name} ({str(dtype).removeprefix('torch.')} self-draft)")
 
 

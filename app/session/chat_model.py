@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.engine.static import StaticDecoder
     from app.models import LoadedModel
     from app.models.calibration import Selection
+    from app.models.live_check import Disagreement, LiveCheck
 
 
 class State(Enum):
@@ -50,6 +51,7 @@ class ChatModel:
         self.auto: AutoGamma | TreeSize | None = None  # its live γ controller
         self.static: StaticDecoder | None = None  # while compiled decoding steps are on and warmed up
         self.switched: Switch | None = None  # why auto went target-only after live rounds, if it did
+        self.live: LiveCheck | None = None  # the loaded target's machine profile against live rounds
         self.state = State.IDLE
         self.closing = threading.Event()  # set once closing: a load in flight stops at its next stage
         self._waiting: deque[tuple[State, Callable[[], None]]] = deque()
@@ -133,8 +135,29 @@ class ChatModel:
         self.target_spec, self.draft_spec = target.spec, draft_spec
         self.switched = None
         self.static = None
+        self.live = _live_check(target)
         self.pair_changed.emit()
         return changed
+
+    def observe(self, r) -> None:
+        """A round of the running answer (a RoundEvent): to the live γ controller, and, on the dynamic cache
+        the profile timed, to the live check of the machine profile."""
+        if self.auto is not None:
+            self.auto.observe(r)
+        if self.live is not None and self.static is None:
+            self.live.observe(r)
+
+    def check_machine(self) -> Disagreement | None:
+        """After an answer: when live rounds disagree with the target's machine profile (live_check.py), the
+        profile is marked disputed in the cache and the disagreement returned; the front end then loads the
+        pair again (LoadRequest(remeasure=True), Models ▸ Measure this machine again), which measures anew."""
+        if self.live is None or (why := self.live.disagreement) is None:
+            return None
+        from app.models.live_check import dispute
+
+        self.target.profile = dispute(self.target.profile, why)
+        self.live = None  # one verdict per loaded profile: the next load measures again
+        return why
 
     def recheck(self, measured: float | None, new_tokens: int) -> Switch | None:
         """After an answer with draft 'auto': the engine policy's verdict on keeping the draft
@@ -177,3 +200,12 @@ class ChatModel:
         if hand_gamma is not None:
             return hand_gamma
         return self.auto.gamma_max if self.auto is not None else AUTO_GAMMA_START
+
+
+def _live_check(target: LoadedModel) -> LiveCheck | None:
+    """The live check of a target whose profile has its step timed (a drafter selection ran); else None."""
+    if target.profile is None or target.profile.verify is None:
+        return None
+    from app.models.live_check import LiveCheck
+
+    return LiveCheck(target.profile)
