@@ -16,7 +16,7 @@ from app.models.progress import LoadProgress
 from app.models.specs import NO_DRAFT
 
 if TYPE_CHECKING:
-    from app.engine import Drafter
+    from app.engine.protocols import AnyDrafter
     from app.models import LoadedModel
     from app.models.calibration import Selection
 
@@ -35,7 +35,7 @@ class LoadRequest:
 @dataclass
 class LoadResult:
     target: LoadedModel
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     draft_spec: str
     seconds: float
     selection: Selection | None = None  # the measured choice ("auto") and costs behind the live γ
