@@ -14,33 +14,44 @@ from dataclasses import dataclass, replace
 import torch
 
 from app.engine import DecodeParams, Drafter
-from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
-from app.engine.lookup_else import LookupElseDrafter, LookupElseGamma, best_draft_gamma
+from app.engine.gated_lookup import GatedLookupDrafter
+from app.engine.lookup_else import LookupElseDrafter
 from app.engine.policy import (
     AUTO_GAMMA_MAX,
     MARGIN,
     AutoGamma,
     Choice,
     DrafterProfile,
+    LookupElseGamma,
     Option,
     TreeSize,
     VerifyCosts,
+    best_draft_gamma,
     best_gamma,
     choose,
-    describe,
     limit_of,
+    worth_proposing,
 )
 
 from . import cost_cache, machine_load, machine_profile
 from .baseline import target_steps
 from .clock import now
-from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft_dtype, tree_form
+from .drafts import (
+    NO_DRAFT,
+    PROMPT_LOOKUP,
+    SELF_DRAFT,
+    make_drafter,
+    self_draft_dtype,
+    template_tokens,
+    tree_form,
+)
 from .embedded import DEFAULT_SPEC
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
 from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
+from .reasons import describe, limit_text, worded
 from .specs import AUTO
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
@@ -117,7 +128,7 @@ def select(
     cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache,
                            skip_failures=spec == AUTO, cancel=cancel, remeasure=remeasure, **load_kwargs)
     profile = target.profile
-    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree)
+    choice = worded(choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree))
     lookup = next((p for p in cal.profiles if p.name == PROMPT_LOOKUP), None)
     # Lookup at its measured α, on a full match, must beat a target step, or no round would propose.
     per_round = (spec == AUTO and lookup is not None and not choice.tree and choice.drafter in (None, PROMPT_LOOKUP)
@@ -133,10 +144,11 @@ def select(
         gamma = option.gamma if option else 1
         predicted = option.predicted if option else 1.0
         reason = choice.reason if not choice.target_only else (
-            f"{option.label} is predicted at {predicted:.2f}× target-only because {option.why}")
+            f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}")
         choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
-    drafter = GatedLookupDrafter(cal.verify, lookup.alpha) if per_round else built.pop(chosen, None)
+    never = template_tokens(target)  # a lookup never proposes what the chat template places
+    drafter = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round else built.pop(chosen, None)
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
         built.clear()
         gc.collect()
@@ -146,7 +158,7 @@ def select(
     if choice.tree:
         drafter = tree_form(drafter, choice.nodes, choice.gamma)
     if mixed is not None:
-        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha), drafter, choice.gamma)
+        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), drafter, choice.gamma)
     if use_cache and target.profile != profile:  # building the chosen self-draft timed its kernel path
         machine_profile.write(target.profile)
     return Selection(drafter, chosen, choice, cal)

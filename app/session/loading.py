@@ -16,7 +16,7 @@ from app.models.progress import LoadProgress
 from app.models.specs import NO_DRAFT
 
 if TYPE_CHECKING:
-    from app.engine import Drafter
+    from app.engine.protocols import AnyDrafter
     from app.models import LoadedModel
     from app.models.calibration import Selection
 
@@ -36,7 +36,7 @@ class LoadRequest:
 @dataclass
 class LoadResult:
     target: LoadedModel
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     draft_spec: str
     seconds: float
     selection: Selection | None = None  # the measured choice ("auto") and costs behind the live γ
@@ -87,8 +87,8 @@ def load_pair(request: LoadRequest, imports: Callable[[float], None],
                            cancel=request.cancel, remeasure=request.remeasure)
     _check(request)
     startup_trace.mark("drafter")
-    changes = ()
-    if request.remeasure:
+    changes: tuple[str, ...] = ()
+    if request.remeasure and target.profile is not None:
         from app.models.machine_profile import changes_of
 
         changes = tuple(changes_of(target.replaced, target.profile))

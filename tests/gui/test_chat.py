@@ -121,8 +121,11 @@ def test_export_html_contains_the_statuses(qtbot, window, tmp_path):
     path = tmp_path / "chat.html"
     window.history.export_conversation_to(path, "html")
     html = path.read_text(encoding="utf-8")
-    for status in {t.status.value for t in window.recorder.tokens if t.emitted}:
+    emitted = [t for t in window.recorder.tokens if t.emitted]
+    assert emitted, "the answer emitted no token, so the export shows nothing to check"
+    for status in {t.status.value for t in emitted}:
         assert f'class="tok {status}"' in html
+    assert html.count('class="tok ') >= len(emitted)  # every emitted token is in the export
 
 
 def test_plots_export_png_svg_csv(qtbot, window, tmp_path):

@@ -204,7 +204,8 @@ def _inject_profiles(monkeypatch, profiles: dict[str, DrafterProfile]):
 
 def test_lookup_else_a_paying_draft_is_chosen_with_its_controller(target, monkeypatch):
     """Lookup matching in 40% of rounds, a draft that pays alone: lookup where it pays, else the draft."""
-    from app.engine.lookup_else import LookupElseDrafter, LookupElseGamma
+    from app.engine.lookup_else import LookupElseDrafter
+    from app.engine.policy import LookupElseGamma
 
     self_draft = DrafterProfile("self", "bf16 self-draft", 0.1, 0.6)
     _inject_profiles(monkeypatch, {"self": self_draft,
