@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from pathlib import Path
@@ -34,9 +33,22 @@ def _send(stream, message: dict) -> None:
     stream.flush()
 
 
-def _peak_mib() -> float:
-    """This process's peak RSS so far (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _peak_mib() -> float | None:
+    """This process's peak RSS so far, or None where it cannot be read. Linux's VmHWM, not ru_maxrss: that
+    one survives fork and exec, so it would report the SpecLens parent's peak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
 
 
 class Worker:

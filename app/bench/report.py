@@ -44,7 +44,7 @@ def setting_table(summary: dict) -> str:
             f"| {_f(row['speedup'], '.2f', '×')} | {_f(row.get('ratio_to_best_hf'), '.2f', '×')} "
             f"| {_f(row['alpha'], '.3f')} | {pos} | {_f(row['mean_accepted'])} "
             f"| {hist} | {_f(row['c'])} | {_f(row['verify_cost'])} | {_f(row['predicted_speedup'], '.2f', '×')} "
-            f"| {_f(row['efficiency'])} | {row['peak_memory_mib']:.0f} |"
+            f"| {_f(row['efficiency'])} | {_f(row['peak_memory_mib'], '.0f')} |"
         )
     return "\n".join(lines)
 
@@ -77,7 +77,7 @@ def llama_cpp_lines(result: dict) -> list[str]:
         return [f"llama.cpp: {info['unavailable']}"]
     build = info.get("system_info") or ""
     lookup = info["prompt_lookup"]
-    lines = [f"llama-cpp-python {info['version']} on `{info['gguf']}`, {info['threads']} threads, in a process of its "
+    lines = [f"llama-cpp-python {info['version']} on `{info['gguf']}`, threads: {info['threads']}, in a process of its "
              f"own (OMP_WAIT_POLICY there: {info['omp_wait_policy'] or 'unset'}); its prompt lookup "
              f"(LlamaPromptLookupDecoding) matches up to {lookup['max_ngram']} tokens and proposes "
              f"{lookup['num_pred_tokens']}. Build: {build}", ""]

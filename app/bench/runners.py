@@ -72,7 +72,7 @@ def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool
 class Run:
     tokens: list[int]
     seconds: float
-    peak_mib: float
+    peak_mib: float | None  # None: not measurable (llama.cpp's worker on a platform without VmHWM or getrusage)
     rounds: list[RoundEvent] | None  # SpecLens only: HF does not expose its rounds
     target_step: float | None = None  # SpecLens target-only: median seconds of one step (prefill excluded)
 

@@ -144,7 +144,7 @@ def summarize_setting(setting: Setting) -> dict:
             "acceptance_histogram": acceptance_histogram(rounds, row_gamma) if rounds else None,
             "per_position_acceptance": per_position_acceptance(rounds, row_gamma) if rounds else None,
             "gammas": _gamma_counts(rounds) if config.mode == AUTO and rounds else None,
-            "peak_memory_mib": max(run.peak_mib for run in all_runs),
+            "peak_memory_mib": max((run.peak_mib for run in all_runs if run.peak_mib is not None), default=None),
             "c": None, "verify_cost": None, "predicted_speedup": None, "efficiency": None,
             "ratio_to_best_hf": _paired_ratio(setting, config, top_hf) if top_hf is not None else None,
         }
