@@ -13,6 +13,18 @@ import pytest  # noqa: E402
 from tiny_models import save_tiny_pair  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def quiet_machine():
+    """Every timing reads a quiet machine (this one is shared, so its real load would decide at random
+    whether a cached timing is kept); tests of the busy-machine rule plant their own readings."""
+    from machine_readings import quiet
+
+    from app.models import machine_load
+
+    with machine_load.use_reader(quiet):
+        yield
+
+
 @pytest.fixture(scope="session")
 def tiny_pair_dirs(tmp_path_factory) -> tuple[Path, Path]:
     """(target_dir, draft_dir): tiny Llama models with a character tokenizer and chat template."""

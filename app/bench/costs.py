@@ -15,8 +15,7 @@ import torch
 
 from app.engine.kv import forward, new_cache, rollback
 from app.engine.static_kv import verify_size
-
-from .memory import sync
+from app.models.clock import sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,50 +106,3 @@ def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9, s
             timer.once()
     medians = [statistics.median(t.times) for t in timers]
     return StepCosts(medians[0], medians[1], medians[2] if draft is not None else None)
-
-
-def measure_lazy_verify(target, ids: torch.Tensor, gamma: int, reps: int = 15) -> dict:
-    """Verify cost with the full head against the lazy head, in target steps, on one prompt (medians).
-
-    Interleaved medians of: a 1-token step; gamma + 1 tokens with the head on every row (what verify
-    did); the trunk alone over gamma + 1 tokens; one head row. Lazy verification costs the trunk plus
-    one head row per tested position: v_lazy(rows) = (trunk + rows * head_row) / step.
-    """
-    from app.engine.kv import head, trunk
-
-    device = next(target.parameters()).device
-    ids = ids.to(device)
-    cache = new_cache(target)
-    forward(target, cache, ids[:-1], keep=1)
-    held = cache.get_seq_length()
-    fresh = torch.cat([ids[-1:], ids[-1:].repeat(gamma)])
-    hidden = trunk(target, cache, fresh)
-    rollback(cache, held)
-
-    def step():
-        forward(target, cache, ids[-1:], keep=1)
-
-    def full():
-        forward(target, cache, fresh, keep=gamma + 1)
-
-    def trunk_only():
-        trunk(target, cache, fresh)
-
-    def row():
-        head(target, hidden[0])
-
-    timings: dict[str, list[float]] = {name: [] for name in ("step", "full", "trunk", "row")}
-    for _ in range(reps + 1):
-        for name, fn in (("step", step), ("full", full), ("trunk", trunk_only), ("row", row)):
-            sync(device)
-            t0 = time.perf_counter()
-            fn()
-            sync(device)
-            timings[name].append(time.perf_counter() - t0)
-            rollback(cache, held)
-    m = {name: statistics.median(times[1:]) for name, times in timings.items()}  # the first rep warms up
-    return {
-        "gamma": gamma, "step_ms": m["step"] * 1e3, "head_row_ms": m["row"] * 1e3,
-        "v_full": m["full"] / m["step"],
-        "v_lazy_by_rows": {rows: (m["trunk"] + rows * m["row"]) / m["step"] for rows in range(1, gamma + 2)},
-    }

@@ -9,8 +9,6 @@
 - `large_target_costs`: a SmolLM2-1.7B-shaped Llama with random weights, built on the spot from a
   config (nothing downloaded), on the CPU path chosen for it, with the embedded model as its draft:
   step, v(n) and c only (random weights say nothing about α).
-- `llama_cpp_row`: llama.cpp target-only tokens/s on the same GGUF and prompts, when the optional
-  `llama_cpp` package is importable (docs/benchmark.md says how to install it).
 No Qt here.
 """
 
@@ -112,19 +110,3 @@ def large_target_costs(draft, ids: torch.Tensor, triad: float, reps: int = 2) ->
     del model
     return row | {"kernels": label, "parameters": params, "draft": draft.name, "draft_kernels": draft.kernels,
                   "c": draft_step * 1e3 / row["step_ms"]}
-
-
-def llama_cpp_row(gguf_path, prompts: list[list[dict]], max_new_tokens: int, threads: int) -> dict | None:
-    """llama.cpp target-only on the same GGUF and chats (greedy, prefill included); None when not installed."""
-    try:
-        from llama_cpp import Llama
-    except ImportError:
-        return None
-    llm = Llama(model_path=str(gguf_path), n_threads=threads, n_ctx=2048, verbose=False)
-    tokens = seconds = 0.0
-    for messages in prompts:
-        t0 = time.perf_counter()
-        out = llm.create_chat_completion(messages=messages, max_tokens=max_new_tokens, temperature=0.0)
-        seconds += time.perf_counter() - t0
-        tokens += out["usage"]["completion_tokens"]
-    return {"tokens_per_second": tokens / seconds if seconds else None, "tokens": tokens, "seconds": seconds}

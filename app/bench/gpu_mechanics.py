@@ -23,11 +23,13 @@ import transformers
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from app.engine import DecodeParams, ModelDrafter, generate
-from app.engine.static import StaticDecoder, StaticRounds
+from app.engine.runner import Runner
+from app.engine.static import StaticDecoder
 from app.engine.stats import alpha_estimate
+from app.models.clock import sync
 
 from .costs import measure_costs
-from .memory import PeakMemory, model_mib, sync
+from .memory import PeakMemory, model_mib
 
 GAMMAS = (1, 2, 4, 8)
 TARGETS = {"host_overhead": 0.10, "compiled_over_hf_assisted": 2.0, "c": 0.10}  # issue 13, on a lent GPU
@@ -140,7 +142,7 @@ class Mechanics:
         if self.device.type != "cuda":
             return None
         counts = []
-        honest = StaticRounds.step
+        honest = Runner.step
 
         def counted(session, *args):
             with warnings.catch_warnings(record=True) as caught:
@@ -149,14 +151,14 @@ class Mechanics:
             counts.append(sum("synchroniz" in str(w.message) for w in caught))
             return out
 
-        StaticRounds.step = counted
+        Runner.step = counted
         torch.cuda.set_sync_debug_mode("warn")
         try:
             generate(self.target, self.prompt, self.drafter, self.params(gamma), vocab_size=self.spec["vocab"],
                      static=self.compiled)
         finally:
             torch.cuda.set_sync_debug_mode("default")
-            StaticRounds.step = honest
+            Runner.step = honest
         return statistics.mean(counts) if counts else None
 
     def run(self) -> dict:

@@ -48,14 +48,6 @@ class PeakMemory:
         return self.peak_bytes / 2**20
 
 
-def sync(device: torch.device) -> None:
-    """Wait for queued GPU work, so a clock read after it counts that work (a no-op on a CPU)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
-
-
 def model_mib(model) -> float:
     """Weights and buffers of one model, in MiB: the per-model part of the peak."""
     tensors = [*model.parameters(), *model.buffers()]

@@ -44,7 +44,7 @@ def setting_table(summary: dict) -> str:
             f"| {_f(row['speedup'], '.2f', '×')} | {_f(row.get('ratio_to_best_hf'), '.2f', '×')} "
             f"| {_f(row['alpha'], '.3f')} | {pos} | {_f(row['mean_accepted'])} "
             f"| {hist} | {_f(row['c'])} | {_f(row['verify_cost'])} | {_f(row['predicted_speedup'], '.2f', '×')} "
-            f"| {_f(row['efficiency'])} | {row['peak_memory_mib']:.0f} |"
+            f"| {_f(row['efficiency'])} | {_f(row['peak_memory_mib'], '.0f')} |"
         )
     return "\n".join(lines)
 
@@ -57,8 +57,68 @@ def ratio_lines(summary: dict) -> list[str]:
         "speclens_over_hf_prompt_lookup": "SpecLens prompt lookup / HF prompt lookup",
         "best_speclens_over_best_hf": f"best SpecLens ({ratios.get('best_speclens')}) / best HF ({ratios.get('best_hf')})",
         "speclens_auto_over_best_hf": f"SpecLens auto (default) / best HF ({ratios.get('best_hf')})",
+        **LLAMA_CPP_RATIOS,
     }
     return [f"- {names[k]}: **{v:.2f}×**" for k, v in ratios.items() if k in names]
+
+
+LLAMA_CPP_RATIOS = {
+    "speclens_auto_over_llama_cpp": "SpecLens auto (default) ÷ llama.cpp target-only",
+    "speclens_target_only_over_llama_cpp": "SpecLens target-only ÷ llama.cpp target-only",
+    "speclens_prompt_lookup_over_llama_cpp_prompt_lookup": "SpecLens prompt lookup ÷ llama.cpp prompt lookup",
+}
+
+
+def llama_cpp_lines(result: dict) -> list[str]:
+    """llama.cpp beside SpecLens: what ran, one step and v(n) on the same probe, tokens/s and the paired ratios
+    per setting; or why it did not run (with how to install it)."""
+    info = result["llama_cpp"]
+    if info.get("unavailable"):
+        return [f"llama.cpp: {info['unavailable']}"]
+    build = info.get("system_info") or ""
+    lookup = info["prompt_lookup"]
+    lines = [f"llama-cpp-python {info['version']} on `{info['gguf']}`, threads: {info['threads']}, in a process of its "
+             f"own (OMP_WAIT_POLICY there: {info['omp_wait_policy'] or 'unset'}); its prompt lookup "
+             f"(LlamaPromptLookupDecoding) matches up to {lookup['max_ngram']} tokens and proposes "
+             f"{lookup['num_pred_tokens']}. Build: {build}", ""]
+    cpu = result.get("cpu") or {}
+    verify = cpu.get("llama_cpp")
+    ours = (cpu.get("rows") or {}).get(result["meta"].get("target_kernels"))
+    if verify:
+        ns = verify["n"]
+        lines += [f"One pass over n new tokens after {verify['context']} cached, minimum over repeats; v(n) = its "
+                  "time ÷ one step of the same engine.", "",
+                  f"| | step ms | v(n), n = {', '.join(map(str, ns))} |", "|---|---|---|"]
+        if ours:
+            picked = [ours["v"][n - 1] for n in ns if n <= len(ours["v"])]
+            lines.append(f"| SpecLens ({result['meta']['target_kernels']}), every row's logits "
+                         f"| {ours['step_ms']:.1f} | {' '.join(f'{v:.2f}' for v in picked)} |")
+        for key, label in (("v_all", "every row's logits (what verification needs)"),
+                           ("v_last", "last row's logits only")):
+            lines.append(f"| llama.cpp, {label} | {verify['step_ms']:.1f} | {' '.join(f'{v:.2f}' for v in verify[key])} |")
+        if ours:
+            lines += ["", f"- one step, SpecLens ÷ llama.cpp: **{ours['step_ms'] / verify['step_ms']:.2f}×** the time"]
+        lines.append("")
+    head = ("| setting | llama.cpp target-only | llama.cpp prompt lookup | SpecLens target-only | SpecLens auto "
+            "| SpecLens target-only ÷ llama.cpp | SpecLens auto ÷ llama.cpp |")
+    lines += ["Tokens/s (median over repeats, prefill included), ratios paired within each repeat:", "",
+              head, "|" + "---|" * (head.count("|") - 1)]
+    for summary in result["settings"]:
+        tps = {row["config"]: row["tokens_per_second"]["median"] for row in summary["configs"]}
+        lookup_speedup = next((row["speedup"] for row in summary["configs"] if row["config"] == "llama.cpp prompt lookup"),
+                              None)
+        ratios = summary["ratios"]
+        lookup_cell = _f(tps.get("llama.cpp prompt lookup"), ".1f")
+        if lookup_speedup is not None:
+            lookup_cell += f" ({lookup_speedup:.2f}×)"
+        lines.append(f"| {summary['setting']} | {_f(tps.get('llama.cpp target-only'), '.1f')} | {lookup_cell} "
+                     f"| {_f(tps.get('SpecLens target-only'), '.1f')} | {_f(tps.get('SpecLens auto (default)'), '.1f')} "
+                     f"| {_f(ratios.get('speclens_target_only_over_llama_cpp'), '.2f', '×')} "
+                     f"| {_f(ratios.get('speclens_auto_over_llama_cpp'), '.2f', '×')} |")
+    lines += ["", "Above greedy, llama.cpp samples with its own chain (top-k, then top-p, then temperature; min-p off): the "
+                  "same distribution as SpecLens's when top-k and top-p are off, other draws. Its peak MiB is its own "
+                  "process's."]
+    return lines
 
 
 def choice_lines(choice: dict) -> list[str]:
@@ -89,12 +149,6 @@ def cpu_lines(cpu: dict) -> list[str]:
         big = cpu["large_target"]
         lines += ["", f"- 1.7B-shaped target ({big['parameters'] / 1e9:.2f} B weights, random): draft "
                       f"{big['draft']} ({big['draft_kernels']}) costs c = **{big['c']:.3f}** target steps"]
-    llama = cpu.get("llama_cpp")
-    if isinstance(llama, dict):
-        lines += ["", f"- llama.cpp target-only on the same GGUF and prompts: **{llama['tokens_per_second']:.1f} tok/s** "
-                      "(greedy, prefill included)"]
-    elif llama:
-        lines += ["", f"- llama.cpp: {llama}"]
     return lines
 
 
@@ -120,6 +174,8 @@ def markdown(result: dict) -> str:
         out += ["", "## CPU step against memory bandwidth", "", *cpu_lines(result["cpu"])]
     for summary in result["settings"]:
         out += ["", f"## {summary['setting']}", "", setting_table(summary), "", *ratio_lines(summary)]
+    if result.get("llama_cpp"):
+        out += ["", "## llama.cpp on the same GGUF, prompts and threads", "", *llama_cpp_lines(result)]
     if result.get("sweep"):
         out += ["", sweep_table(result["sweep"])]
     if result.get("gui_overhead"):

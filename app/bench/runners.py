@@ -14,14 +14,17 @@ import torch
 from transformers import GenerationConfig
 
 from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent, decode
+from app.models.clock import sync
 
-from .memory import PeakMemory, sync
+from . import llama_cpp_runner
+from .memory import PeakMemory
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
 HF_BF16 = "target-only (bf16)"  # HF only: the target as HF loads it, cast to bf16 (stock kernels)
 HF_DEFAULTS = "assisted (HF defaults)"  # HF only: the assistant's own defaults
 TRAINED = "trained draft"  # SpecLens only: a feature draft HF cannot run
 AUTO = "auto"  # SpecLens only: the app's default, drafter and γ chosen by measurement
+LLAMA_CPP = "llama.cpp"  # the engine of the rows run in llama_cpp_worker's process (target-only, prompt lookup)
 LOOKUP_MAX_NGRAM = 3
 # Hugging Face's own assisted-generation defaults (GenerationConfig, transformers 5.x).
 HF_DEFAULT_ASSISTANT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedule": "heuristic",
@@ -30,12 +33,12 @@ HF_DEFAULT_ASSISTANT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedu
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    engine: str  # "speclens" | "hf"
+    engine: str  # "speclens" | "hf" | LLAMA_CPP
     mode: str  # TARGET_ONLY | MODEL_DRAFT | PROMPT_LOOKUP
 
     @property
     def name(self) -> str:
-        label = {"speclens": "SpecLens", "hf": "HF"}[self.engine]
+        label = {"speclens": "SpecLens", "hf": "HF", LLAMA_CPP: "llama.cpp"}[self.engine]
         if self.mode == MODEL_DRAFT:
             return f"{label} {'speculative' if self.engine == 'speclens' else 'assisted'}"
         if self.mode == AUTO:
@@ -44,9 +47,10 @@ class Config:
 
 
 def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool = False,
-                has_hf_bf16: bool = False, speclens_draft: bool = True) -> list[Config]:
+                has_hf_bf16: bool = False, speclens_draft: bool = True, has_llama_cpp: bool = False) -> list[Config]:
     """Pairs (SpecLens, HF) in the order they run, interleaved within every repeat, then HF assisted with
-    its own defaults beside the fixed-γ run, and the SpecLens-only trained draft and auto choice.
+    its own defaults beside the fixed-γ run, llama.cpp's target-only and prompt lookup, and the SpecLens-only
+    trained draft and auto choice.
     speclens_draft=False: the draft model serves HF assisted only (a bf16 target has no cheaper self-draft)."""
     modes = [TARGET_ONLY] + ([MODEL_DRAFT] if has_draft_model else []) + [PROMPT_LOOKUP]
     configs = [Config(engine, mode) for mode in modes for engine in ("speclens", "hf")]
@@ -56,6 +60,8 @@ def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool
             configs.remove(Config("speclens", MODEL_DRAFT))
     if has_hf_bf16:
         configs.insert(2, Config("hf", HF_BF16))
+    if has_llama_cpp:
+        configs += [Config(LLAMA_CPP, TARGET_ONLY), Config(LLAMA_CPP, PROMPT_LOOKUP)]
     if has_trained:
         configs.append(Config("speclens", TRAINED))
     if has_auto:
@@ -67,7 +73,7 @@ def configs_for(has_draft_model: bool, has_trained: bool = False, has_auto: bool
 class Run:
     tokens: list[int]
     seconds: float
-    peak_mib: float
+    peak_mib: float | None  # None: not measurable (llama.cpp's worker on a platform without VmHWM or getrusage)
     rounds: list[RoundEvent] | None  # SpecLens only: HF does not expose its rounds
     target_step: float | None = None  # SpecLens target-only: median seconds of one step (prefill excluded)
 
@@ -90,18 +96,28 @@ class Pair:
     auto_gammas: list = field(default_factory=list)  # γ asked for by the live controller, per auto run
     static: object | None = None  # an app.engine.static.StaticDecoder: SpecLens runs on static caches
     # (drafters the static path does not support, such as a trained feature draft, run on dynamic ones)
+    llama_cpp: object | None = None  # a llama_cpp_runner.LlamaCppWorker on the target's GGUF, when one runs
 
 
 def pair_configs(pair: Pair) -> list[Config]:
     """Every configuration the pair can run."""
     return configs_for(pair.draft_model is not None, pair.trained is not None, pair.selection is not None,
-                       pair.hf_bf16 is not None, pair.drafter is not None)
+                       pair.hf_bf16 is not None, pair.drafter is not None, pair.llama_cpp is not None)
 
 
 def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodeParams) -> Run:
     if config.engine == "speclens":
         return run_speclens(pair, config.mode, ids, params)
+    if config.engine == LLAMA_CPP:
+        return run_llama_cpp(pair, config.mode, ids, params)
     return run_hf(pair, config.mode, ids, params)
+
+
+def run_llama_cpp(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
+    """The same ids and stop tokens in the worker's process, timed there around its generation alone;
+    the peak is that process's."""
+    out = llama_cpp_runner.generate(pair.llama_cpp, mode, ids.tolist(), params, pair.target.stop_token_ids)
+    return Run(out["tokens"], out["seconds"], out["peak_mib"], None)
 
 
 def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:

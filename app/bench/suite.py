@@ -22,6 +22,7 @@ from .prompts import BenchPrompt
 from .runners import (
     AUTO,
     HF_DEFAULTS,
+    LLAMA_CPP,
     MODEL_DRAFT,
     PROMPT_LOOKUP,
     TARGET_ONLY,
@@ -143,7 +144,7 @@ def summarize_setting(setting: Setting) -> dict:
             "acceptance_histogram": acceptance_histogram(rounds, row_gamma) if rounds else None,
             "per_position_acceptance": per_position_acceptance(rounds, row_gamma) if rounds else None,
             "gammas": _gamma_counts(rounds) if config.mode == AUTO and rounds else None,
-            "peak_memory_mib": max(run.peak_mib for run in all_runs),
+            "peak_memory_mib": max((run.peak_mib for run in all_runs if run.peak_mib is not None), default=None),
             "c": None, "verify_cost": None, "predicted_speedup": None, "efficiency": None,
             "ratio_to_best_hf": _paired_ratio(setting, config, top_hf) if top_hf is not None else None,
         }
@@ -171,6 +172,7 @@ def summarize_setting(setting: Setting) -> dict:
         ratios["best_speclens_over_best_hf"] = _paired_ratio(setting, best, top_hf)
         if Config("speclens", AUTO).name in names:
             ratios["speclens_auto_over_best_hf"] = _paired_ratio(setting, Config("speclens", AUTO), top_hf)
+    ratios |= llama_cpp_ratios(setting, names)
     return {
         "setting": setting.label,
         "params": dataclasses.asdict(setting.params),
@@ -183,6 +185,15 @@ def summarize_setting(setting: Setting) -> dict:
             for cfg in setting.configs
         },
     }
+
+
+def llama_cpp_ratios(setting: Setting, names: set[str]) -> dict[str, float]:
+    """SpecLens auto and target-only ÷ llama.cpp target-only, and prompt lookup ÷ llama.cpp's, paired per repeat."""
+    pairs = {"speclens_auto_over_llama_cpp": (Config("speclens", AUTO), Config(LLAMA_CPP, TARGET_ONLY)),
+             "speclens_target_only_over_llama_cpp": (Config("speclens", TARGET_ONLY), Config(LLAMA_CPP, TARGET_ONLY)),
+             "speclens_prompt_lookup_over_llama_cpp_prompt_lookup": (Config("speclens", PROMPT_LOOKUP),
+                                                                     Config(LLAMA_CPP, PROMPT_LOOKUP))}
+    return {key: _paired_ratio(setting, a, b) for key, (a, b) in pairs.items() if a.name in names and b.name in names}
 
 
 def _gamma_counts(rounds) -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""`speclens` command line: the GUI by default; subcommands generate, serve, bench, selftest.
+"""`speclens` command line: the GUI by default; subcommands generate, serve, bench, calibrate, selftest.
 
 Each subcommand lives in its own module exposing `add_parser(subparsers)`; the handler is
 stored as the parser's `run` default and returns the exit code.
@@ -12,7 +12,7 @@ import sys
 
 from app import __version__
 
-SUBCOMMANDS = ("gui", "generate", "serve", "bench", "distill", "selftest", "screenshot", "record", "replay")
+SUBCOMMANDS = ("gui", "generate", "serve", "bench", "calibrate", "distill", "selftest", "screenshot", "record", "replay")
 
 
 class UsageError(Exception):

@@ -45,6 +45,10 @@ def add_parser(sub) -> None:
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats per prompt and configuration")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads while measuring (default: the count timed fastest at load, as the app does)")
+    p.add_argument("--llama-cpp-threads", type=int, default=None, metavar="N",
+                   help="threads of the llama.cpp rows, run in a process of their own on the target's GGUF when "
+                        "llama-cpp-python is installed (default: the same count as SpecLens's)")
+    p.add_argument("--no-llama-cpp", action="store_true", help="leave out the llama.cpp rows")
     p.add_argument("--sweep", default=None, metavar="G1,G2,...",
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
     p.add_argument("--large-target", action="store_true",
@@ -102,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
         from app.bench.trees import run_cli as run_trees
 
         return run_trees(args, parse_temperatures(args.temperature), load_kwargs(args))
-    if args.threads is not None and args.threads < 1:
-        raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    for flag, value in (("--threads", args.threads), ("--llama-cpp-threads", args.llama_cpp_threads)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be >= 1, got {value}")
     from app.bench.prompts import load_suite
     from app.bench.sweep import parse_gammas
 
@@ -144,8 +149,9 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
     kwargs = load_kwargs(args)
     _log(f"loading target {args.target!r} ...")
     target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
-    _log(f"target on {target.kernels}: {target.extra.get('linear_reason', '')}")
-    _log(f"CPU threads: {target.extra.get('threads_reason', torch.get_num_threads())}")
+    profile = target.profile
+    _log(f"target on {target.kernels}: {profile.kernels.reason if profile and profile.kernels else ''}")
+    _log(f"CPU threads: {target.threads.reason if target.threads else torch.get_num_threads()}")
     if args.draft is None:
         args.draft = SELF_DRAFT if self_draft_dtype(target) is not None else NO_DRAFT
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
@@ -155,7 +161,7 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
         raise UsageError("--sweep needs a draft model (--draft self with --dtype float32, or a model)")
     hf_model = hf_bf16 = None
     if target.device.type == "cpu":  # HF loads a model in float32 on a CPU, on stock kernels
-        fp32 = target if target.extra.get("linear_path") == "fp32" else load_model(
+        fp32 = target if target.kernels == "fp32" else load_model(
             args.target, device="cpu", dtype=torch.float32, **kwargs)
         hf_model = fp32.model
         hf_bf16 = copy.deepcopy(hf_model).to(torch.bfloat16)
@@ -206,9 +212,8 @@ def _sweep(args: argparse.Namespace, prompts, params, gammas: list[int]) -> int:
 
 
 def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
-    """Every configuration on every prompt, interleaved, at each temperature; the CPU costs beside them."""
-    from app.bench.report import markdown, write_result
-    from app.bench.suite import run_setting, summarize_setting
+    """Every configuration on every prompt, interleaved, at each temperature; the CPU costs beside them;
+    llama.cpp's rows from a process of its own, stopped when the run ends."""
     from app.models import make_drafter
     from app.models.calibration import select, trained_drafts
 
@@ -225,10 +230,52 @@ def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
         choice = choice_json(pair.selection)
         _log(f"auto: {pair.selection.choice.reason}")
     pair.static = static_decoder(args, target.model, pair.drafter, args.gamma)
+    try:
+        _measure(args, pair, prompts, settings, choice, _start_llama_cpp(args, pair, prompts))
+    finally:
+        if pair.llama_cpp is not None:
+            pair.llama_cpp.close()
+    return 0
+
+
+def _start_llama_cpp(args: argparse.Namespace, pair, prompts) -> dict | None:
+    """The llama.cpp worker on the target's GGUF (set on the pair) and what it is, or why it does not run;
+    None where it is not asked for (--no-llama-cpp, a target on a GPU)."""
+    import torch
+
+    from app.bench import llama_cpp_runner
+    from app.bench.cpu_costs import N_MAX
+    from app.bench.runners import LOOKUP_MAX_NGRAM
+    from app.bench.suite import encode_prompts
+    from app.models.timing import probe_ids
+
+    if args.no_llama_cpp or pair.target.device.type != "cpu":
+        return None
+    gguf = llama_cpp_runner.gguf_of(pair.target)
+    if gguf is None:
+        return {"unavailable": "it runs on a GGUF target (the default, or a .gguf file)"}
+    threads = args.llama_cpp_threads or torch.get_num_threads()
+    longest = max(len(ids) for ids in [*encode_prompts(pair, prompts).values(), probe_ids(pair.target, N_MAX)])
+    n_ctx = longest + args.max_new_tokens + N_MAX + args.gamma + 16  # the longest chat, its answer, a last draft
+    _log(f"starting llama.cpp in its own process ({gguf.name}, {threads} threads) ...")
+    pair.llama_cpp, info = llama_cpp_runner.start(gguf, threads, n_ctx, LOOKUP_MAX_NGRAM, args.gamma)
+    _log(f"llama.cpp: {info.get('unavailable') or info['version']}")
+    return info
+
+
+def _measure(args: argparse.Namespace, pair, prompts, settings: list, choice: dict | None,
+             llama_cpp: dict | None) -> None:
+    """The CPU costs, then every setting interleaved; the JSON and Markdown written."""
+    from app.bench.report import markdown, write_result
+    from app.bench.suite import run_setting, summarize_setting
+
+    target = pair.target
     load_before = os.getloadavg()
     result: dict = {"meta": _meta(args, pair, len(prompts)), "settings": []}
     if choice:
         result["choice"] = choice
+    if llama_cpp is not None:
+        result["llama_cpp"] = llama_cpp
     if target.device.type == "cpu":
         result["cpu"] = _cpu_costs(args, pair, prompts)
     for params in settings:
@@ -248,16 +295,12 @@ def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
         result["serve_overhead"] = measure_serve_overhead(pair, prompts, settings[0], args.repeats)
     result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
     write_result(Path(args.out).expanduser(), result, markdown(result), _log)
-    return 0
 
 
 def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
     """Triad bandwidth, then v(n) n = 1..17 and GB/s per step of SpecLens's target and HF's fp32 copy;
-    the 1.7B-shaped random target (--large-target); llama.cpp when importable."""
-    import torch
-
-    from app.bench import cpu_costs
-    from app.models.embedded import embedded_gguf
+    the 1.7B-shaped random target (--large-target); llama.cpp's step and v(n) on the same probe when it runs."""
+    from app.bench import cpu_costs, llama_cpp_runner
     from app.models.timing import probe_ids
 
     _log("measuring memory bandwidth (triad) and v(n), n = 1..17 ...")
@@ -269,10 +312,9 @@ def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
     if args.large_target:
         _log("building the SmolLM2-1.7B-shaped random-weight target ...")
         out["large_target"] = cpu_costs.large_target_costs(pair.target, ids, triad)
-    if pair.target.spec == "default":
-        chats = [list(p.messages) for p in prompts]
-        row = cpu_costs.llama_cpp_row(embedded_gguf(), chats, args.max_new_tokens, torch.get_num_threads())
-        out["llama_cpp"] = row if row is not None else "not installed (pip install llama-cpp-python)"
+    if pair.llama_cpp is not None:
+        _log("llama.cpp: one step and v(n) on the same probe ...")
+        out["llama_cpp"] = llama_cpp_runner.verify_row(pair.llama_cpp, ids.tolist())
     return out
 
 

@@ -61,15 +61,22 @@ def run(args: argparse.Namespace) -> int:
     static = static_decoder(args, target.model, drafter, auto.gamma_max if auto is not None else params.gamma, log)
     colour = sys.stdout.isatty() and not args.json
     from app.engine import Result, RoundEvent, Status, TokenEvent, decode
+    from app.models.live_check import LiveCheck, dispute
 
-    result = Result()
+    # The machine profile against this answer's rounds (on the dynamic cache it timed).
+    live = LiveCheck(target.profile) if static is None and target.profile and target.profile.verify else None
+    result, context = Result(), len(input_ids)
     for event in decode(
         target.model, input_ids, drafter, params, stop_token_ids=target.stop_token_ids,
         vocab_size=target.vocab_size, tokenizer=target.tokenizer, static=static,
     ):
         result.add(event)
-        if auto is not None and isinstance(event, RoundEvent):
-            auto.observe(event)
+        if isinstance(event, RoundEvent):
+            if auto is not None:
+                auto.observe(event)
+            if live is not None:
+                live.observe(event, context)
+            context += event.emitted
         if args.json or not isinstance(event, TokenEvent):
             continue
         if event.status is Status.REJECTED and not args.show_rejected:
@@ -87,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print()
         print(format_summary(result, gamma, drafter is not None), file=log)
+    if live is not None and (why := live.disagreement) is not None:
+        dispute(target.profile, why)
+        print(f"{why.text}: the next load measures this machine again (or run speclens calibrate)", file=log)
     return 0
 
 
@@ -102,7 +112,7 @@ def load_pair(args: argparse.Namespace, log):
         print(f"warning: {warning}", file=log)
     print(
         f"target: {target.name} on {target.device} ({target.kernels}"
-        f"{f', {t} thread' + 's' * (t > 1) if (t := target.extra.get('threads')) else ''}), "
+        f"{f', {t.threads} thread' + 's' * (t.threads > 1) if (t := target.threads) else ''}), "
         f"draft: {drafter.name if drafter else 'none'}, loaded in {target.load_seconds:.1f} s",
         file=log,
     )

@@ -8,7 +8,6 @@ from those same passes, so there is no second forward.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,23 +138,3 @@ def _trunk(model, ids, mask, positions, cache) -> torch.Tensor:
 
 def _autocast(device: torch.device, enabled: bool):
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=enabled and device.type == "cuda")
-
-
-def count_tokens(sequences: list[Sequence]) -> Callable[[], int]:
-    return lambda: sum(len(s.tokens) for s in sequences)
-
-
-class Throughput:
-    """Tokens per second over the phase, for the progress line and the ETA."""
-
-    def __init__(self) -> None:
-        self.start = time.perf_counter()
-        self.tokens = 0
-
-    def add(self, n: int) -> None:
-        self.tokens += n
-
-    @property
-    def rate(self) -> float:
-        elapsed = time.perf_counter() - self.start
-        return self.tokens / elapsed if elapsed > 0 else 0.0

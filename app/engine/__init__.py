@@ -13,9 +13,9 @@ from .params import DecodeParams
 _LAZY = {
     "NonFiniteError": "acceptance", "Verdict": "acceptance", "accept": "acceptance", "decide": "acceptance",
     "ContextLengthError": "decoding", "decode": "decoding",
-    "Drafter": "drafters", "ModelDrafter": "drafters", "PromptLookupDrafter": "drafters",
+    "ModelDrafter": "drafters", "PromptLookupDrafter": "drafters",
+    "Drafter": "protocols", "Round": "protocols", "TreeDrafter": "protocols", "Unsupported": "protocols",
     "Result": "result", "generate": "result",
-    "DynamicRounds": "rounds", "Round": "rounds", "Rounds": "rounds",
     "logits_to_probs": "sampling", "sample": "sampling",
     "Summary": "stats", "predicted_speedup": "stats", "summarize": "stats",
     "StreamDetokenizer": "text",
@@ -24,9 +24,9 @@ _LAZY = {
 if TYPE_CHECKING:
     from .acceptance import NonFiniteError, Verdict, accept, decide
     from .decoding import ContextLengthError, decode
-    from .drafters import Drafter, ModelDrafter, PromptLookupDrafter
+    from .drafters import ModelDrafter, PromptLookupDrafter
+    from .protocols import Drafter, Round, TreeDrafter, Unsupported
     from .result import Result, generate
-    from .rounds import DynamicRounds, Round, Rounds
     from .sampling import logits_to_probs, sample
     from .stats import Summary, predicted_speedup, summarize
     from .text import StreamDetokenizer
@@ -44,7 +44,6 @@ __all__ = [
     "ContextLengthError",
     "DecodeParams",
     "Drafter",
-    "DynamicRounds",
     "Event",
     "FinishedEvent",
     "ModelDrafter",
@@ -53,13 +52,14 @@ __all__ = [
     "Result",
     "Round",
     "RoundEvent",
-    "Rounds",
     "Status",
     "StreamDetokenizer",
     "Summary",
     "TokenEvent",
     "Top",
     "TopEntries",
+    "TreeDrafter",
+    "Unsupported",
     "Verdict",
     "accept",
     "decide",

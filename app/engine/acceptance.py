@@ -86,13 +86,12 @@ def decide(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.G
 
 def accept(
     p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator, greedy: bool = False,
-    before_sync: Callable[[torch.Tensor, torch.Tensor], None] | None = None,
+    before_sync: Callable[[], None] | None = None,
 ) -> Verdict:
     """The acceptance rule for one sequence. p [g + 1, V], q [g, V], x [g] (g >= 0), all on one device.
 
     Drafts, decisions, draws, finiteness and top entries come back in one packed transfer: the round's
-    only host sync. before_sync(n [], y []) runs just before it (the static path writes y into its
-    token buffer there, so the next round needs nothing from the host).
+    only host sync. before_sync() runs once the device work is queued, just before it (the round's clock mark).
     greedy: p and q are one-hot, so every draw is the argmax (see `sample`).
     """
     g = len(x)
@@ -106,7 +105,7 @@ def accept(
     packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, top.indices.float().view(-1),
                         top.values.view(-1)])
     if before_sync is not None:
-        before_sync(n, y)
+        before_sync()
     host = packed.tolist()  # the one host sync
     if not host[3] or not host[4]:
         raise NonFiniteError("target" if not host[3] else "draft")

@@ -1,7 +1,7 @@
 """`decode`: speculative decoding (Leviathan, Kalman & Matias 2023, Algorithm 1) as a generator of events.
 
 Notation follows the paper: p is the target's distribution, q the draft's, gamma the draft length.
-The loop asks a round runner (rounds.py) for rounds and turns each into events; it knows no drafter
+The loop asks a round runner (runner.py) for rounds and turns each into events; it knows no drafter
 or cache kind. Target-only decoding is the same loop with no drafter, so both share the transforms,
 the cache handling and the events.
 """
@@ -12,16 +12,19 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import PreTrainedModel
 
-from .drafters import Drafter
 from .events import Event, FinishedEvent, RoundEvent, Status, TokenEvent
-from .kv import context_limit
-from .rounds import StaticCaches, begin_rounds
-from .sampling import DecodeParams
+from .kv import backend_for
+from .params import DecodeParams
+from .runner import begin_runner
 from .text import StreamDetokenizer
+
+if TYPE_CHECKING:
+    from .protocols import AnyDrafter
+    from .static import StaticDecoder
 
 
 class ContextLengthError(ValueError):
@@ -40,30 +43,33 @@ def _cancelled(cancel: Cancel) -> bool:
 
 
 def decode(
-    target: PreTrainedModel,
+    target: Any,
     input_ids: torch.Tensor,
-    drafter: Drafter | None = None,
+    drafter: AnyDrafter | None = None,
     params: DecodeParams | Callable[[], DecodeParams] = DecodeParams(),
     *,
     stop_token_ids: tuple[int, ...] | list[int] = (),
     vocab_size: int | None = None,
     tokenizer=None,
     cancel: Cancel = None,
-    static: StaticCaches | None = None,
+    static: StaticDecoder | None = None,
 ) -> Iterator[Event]:
     """Generate after input_ids [L] or [1, L], yielding TokenEvent / RoundEvent, then FinishedEvent.
 
     With drafter=None this is plain autoregressive decoding of the target. `params` may be a
     callable, read at the start of every round, so live controls apply at the next round.
     static: a `static.StaticDecoder` runs the rounds on static caches (same events, one sync a round);
-    a drafter without a static form is refused there with its one-line reason (ValueError).
+    a drafter without a static form is refused there with its one-line reason (protocols.Unsupported, a
+    ValueError).
     """
-    read_params = params if callable(params) else (lambda: params)
+    fixed = params
+    read_params: Callable[[], DecodeParams] = fixed if callable(fixed) else (lambda: fixed)
     first = read_params()
-    device = next(target.parameters()).device
+    backend = backend_for(target)
+    device = backend.device
     ids_list = input_ids.reshape(-1).tolist()
     prompt_len = len(ids_list)
-    limit = context_limit(target)
+    limit = backend.context_limit()
     if limit is not None and prompt_len >= limit:
         raise ContextLengthError(
             f"the prompt has {prompt_len} tokens but the model's context holds {limit}; shorten it"
@@ -76,7 +82,7 @@ def decode(
         # Drawn from the main stream, not seed + 1, so runs with nearby seeds stay independent.
         drafter.seed(int(torch.randint(2**62, (), generator=generator, device=device)))
         drafter.begin()
-    rounds = begin_rounds(target, ids_list, drafter, generator, first.max_new_tokens, static)
+    rounds = begin_runner(target, ids_list, drafter, generator, first.max_new_tokens, static)
     detok = StreamDetokenizer(tokenizer) if tokenizer is not None else None
     out: list[int] = []
     round_index = 0
@@ -86,17 +92,17 @@ def decode(
         if _cancelled(cancel):
             reason = "cancelled"
             break
-        params = read_params()
-        remaining = params.max_new_tokens - len(out)
+        now = read_params()
+        remaining = now.max_new_tokens - len(out)
         if remaining <= 0:
             reason = "length"
             break
-        room = (limit - len(ids_list)) if limit is not None else remaining + params.gamma
+        room = (limit - len(ids_list)) if limit is not None else remaining + now.gamma
         if room <= 0:
             reason = "context"
             break
-        gamma = min(params.gamma, remaining, room - 1) if drafter is not None else 0
-        played = rounds.step(ids_list, gamma, params, vocab_size)
+        gamma = min(now.gamma, remaining, room - 1) if drafter is not None else 0
+        played = rounds.step(ids_list, gamma, now, vocab_size)
         v = played.verdict
         drafted, n = v.drafts, v.n_accepted
         # Emit accepted drafts then the new token; stop at EOS or the length limit.

@@ -1,59 +1,33 @@
-"""The drafter interface (`Drafter`) and its model-based and model-free drafters, with their static-cache forms.
+"""Chain drafters (protocols.Drafter): a draft model with its own KV cache, and prompt lookup; a draft
+model's form on static caches.
 
-A drafter proposes up to gamma tokens with the full q they were drawn from. A round runner calls
-`draft(...)`, verifies, then `commit(kept, features, start)` so no drafter state outlives a rejection.
-`dynamic_rounds(...)` names that runner (a tree drafter, tree_drafters.py, drafts a tree instead and
-names tree_rounds.TreeRounds); `static_form(decoder)` gives the same drafter on static caches (see
-static.py), or a one-line reason.
+A drafter proposes up to gamma tokens with the full q they were drawn from. A round calls `draft(...)`,
+verifies, then `commit(kept, features, start)` so no drafter state outlives a rejection; `static_form()`
+gives the same drafter on static caches (see static.py), or raises Unsupported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import torch
 from transformers import PreTrainedModel
 
-from .kv import forward, new_cache, rollback
-from .rounds import DynamicRounds, Rounds
+from .kv import backend_for
+from .protocols import Drafter, Unsupported
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
-from .static import StaticRounds
 from .static_kv import static_support
 
 if TYPE_CHECKING:
-    from .static import StaticDecoder, StaticDraft
+    from .protocols import StaticBuffers, StaticStep
+
+__all__ = ["Drafter", "ModelDrafter", "PromptLookupDrafter", "draft_chain", "unsupported_on_static"]
 
 
-class Drafter(Protocol):
-    name: str
-    wants_features: bool  # True: commit() receives the target's final-norm features of the kept positions
-
-    def seed(self, seed: int) -> None:
-        """Seed the drafter's own random stream (decode draws it from the main one)."""
-
-    def begin(self) -> None:
-        """Forget everything: a new sequence starts."""
-
-    def draft(
-        self, ids: torch.Tensor, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """ids [L] (context, last token included) -> (tokens [g] long, q [g, V] float32), g <= gamma."""
-
-    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
-        """After verification: the first `kept` positions are final. features [kept - start, H] of positions
-        start..kept-1 when `wants_features`, else None."""
-
-    def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
-        """This drafter on static caches, or a one-line reason why it cannot run there."""
-
-    def dynamic_rounds(self, target: PreTrainedModel, prompt: list[int], generator: torch.Generator) -> Rounds:
-        """The runner of this drafter's rounds on dynamic caches: chain rounds (DynamicRounds) or tree rounds."""
-
-
-def unsupported_on_static(drafter: Drafter) -> str:
-    """The reason a drafter without a static form gives."""
-    return f"the static cache does not support the {drafter.name} drafter yet"
+def unsupported_on_static(drafter: Drafter) -> Unsupported:
+    """The refusal a drafter without a static form raises."""
+    return Unsupported(f"the static cache does not support the {drafter.name} drafter yet")
 
 
 def draft_chain(feed: Callable[[torch.Tensor], torch.Tensor], first: torch.Tensor, gamma: int, params: DecodeParams,
@@ -75,55 +49,55 @@ class ModelDrafter:
     """A causal LM sharing the target's vocabulary, drafting autoregressively with its own KV cache."""
 
     wants_features = False
+    proposes = "chain"
 
     def __init__(self, model: PreTrainedModel, name: str = "draft model") -> None:
         self.model = model
         self.name = name
-        self.device = next(model.parameters()).device
+        self.backend = backend_for(model)
+        self.device = self.backend.device
         self.generator = torch.Generator(device=self.device)
-        self.cache = new_cache(model)
+        self.cache = self.backend.new_cache()
 
     def seed(self, seed: int) -> None:
         self.generator.manual_seed(seed)
 
     def begin(self) -> None:
-        self.cache = new_cache(self.model)
+        self.cache = self.backend.new_cache()
 
     def draft(self, ids, ids_list, gamma, params, vocab_size):
         # Catch up on whatever the cache lacks: the whole prompt at first, then the last
         # corrected/bonus token (and the last accepted draft when all were accepted).
-        step = ids[self.cache.get_seq_length() :].to(self.device)
-        feed = lambda tokens: forward(self.model, self.cache, tokens, keep=1)[-1]  # noqa: E731
+        step = ids[self.backend.length(self.cache) :].to(self.device)
+        feed = lambda tokens: self.backend.forward(self.cache, tokens, keep=1)[-1]  # noqa: E731
         return draft_chain(feed, step, gamma, params, vocab_size, self.generator)
 
     def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
-        rollback(self.cache, kept)
+        self.backend.rollback(self.cache, kept)
 
-    def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
-        return static_support(self.model) or _StaticModelDraft(self)
-
-    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
-        return DynamicRounds(target, prompt, self, generator)
+    def static_form(self) -> _StaticModelDraft:
+        reason = static_support(self.model)
+        if reason is not None:
+            raise Unsupported(reason)
+        return _StaticModelDraft(self)
 
 
 class _StaticModelDraft:
     """A ModelDrafter on a static cache: one token per step, its drafts written into the session's buffer."""
-
-    runner = StaticRounds
 
     def __init__(self, drafter: ModelDrafter) -> None:
         self.drafter = drafter
         self.models = (drafter.model,)
         self.held = 0  # draft cache positions that hold the context
 
-    def begin(self, rounds: StaticRounds, prompt_len: int) -> None:
-        self.cache = rounds.static_model(self.drafter.model)
-        self.cache.prefill(rounds.ctx[: prompt_len - 1])
+    def prepare(self, buffers: StaticBuffers, prompt_len: int) -> None:
+        self.cache: StaticStep = buffers.static_model(self.drafter.model)
+        self.cache.prefill(buffers.ctx[: prompt_len - 1])
         self.held = prompt_len - 1
 
-    def draft(self, rounds: StaticRounds, ids_list, gamma, params, vocab_size):
+    def draft(self, ids, ids_list, gamma, params, vocab_size):
         n_ctx = len(ids_list)
-        ctx = rounds.ctx
+        ctx = ids  # the buffer's context: ctx[:n_ctx]
         for pos in range(self.held, n_ctx - 1):  # catch up: the last accepted draft after a full accept
             self.cache.step(ctx[pos : pos + 1], pos)
         pos = [n_ctx - 1]
@@ -137,22 +111,35 @@ class _StaticModelDraft:
         self.held = n_ctx + gamma - 1  # x_gamma itself was never fed
         return x, q
 
-    def commit(self, kept: int) -> None:
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
         self.held = min(self.held, kept)
+
+
+def before_any(tokens: list[int], never: frozenset[int]) -> list[int]:
+    """tokens up to (not including) the first one in `never`."""
+    for i, token in enumerate(tokens):
+        if token in never:
+            return tokens[:i]
+    return tokens
 
 
 class PromptLookupDrafter:
     """Model-free drafting: continue the latest earlier occurrence of the context's last n-gram.
 
-    q is one-hot on the proposed token; the min(1, p/q) rule keeps the output exact.
+    q is one-hot on the proposed token; the min(1, p/q) rule keeps the output exact. `never`: tokens it
+    never proposes (a continuation stops before one): the special tokens a chat template places, which
+    the target does not emit inside an answer, so proposing them only wastes the verify rows.
     """
 
     name = "prompt lookup"
     wants_features = False
+    proposes = "chain"
+    models = ()  # its static form is itself: the proposal is host data, it needs no cache of its own
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 1) -> None:
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, never: Iterable[int] = ()) -> None:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
+        self.never = frozenset(never)
 
     def seed(self, seed: int) -> None:
         pass  # deterministic
@@ -170,7 +157,7 @@ class PromptLookupDrafter:
             # Latest match first: recent text is the likeliest to repeat.
             for start in range(n_ctx - n - 1, -1, -1):
                 if ids_list[start : start + n] == tail:
-                    return ids_list[start + n : start + n + gamma]
+                    return before_any(ids_list[start + n : start + n + gamma], self.never)
         return []
 
     def draft(self, ids, ids_list, gamma, params, vocab_size):
@@ -185,27 +172,8 @@ class PromptLookupDrafter:
         q = torch.zeros(len(host), vocab_size, dtype=torch.float32, device=device)
         return x, q.scatter_(-1, x[:, None], 1.0)
 
-    def static_form(self, decoder: StaticDecoder) -> StaticDraft | str:
-        return _StaticLookup(self)
+    def static_form(self) -> PromptLookupDrafter:
+        return self
 
-    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
-        return DynamicRounds(target, prompt, self, generator)
-
-
-class _StaticLookup:
-    """Prompt lookup on the static path: the proposal is host data, so it needs no cache of its own."""
-
-    models = ()
-    runner = StaticRounds
-
-    def __init__(self, drafter: PromptLookupDrafter) -> None:
-        self.drafter = drafter
-
-    def begin(self, rounds: StaticRounds, prompt_len: int) -> None:
-        pass
-
-    def draft(self, rounds: StaticRounds, ids_list, gamma, params, vocab_size):
-        return self.drafter.draft_on(rounds.device, ids_list, gamma, vocab_size)
-
-    def commit(self, kept: int) -> None:
+    def prepare(self, buffers: StaticBuffers, prompt_len: int) -> None:
         pass

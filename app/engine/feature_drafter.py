@@ -19,7 +19,6 @@ from torch import nn
 
 from .drafters import unsupported_on_static
 from .feature_net import DraftCache, FeatureDraftModel, draft_forward
-from .rounds import DynamicRounds, Rounds
 from .sampling import DecodeParams, logits_to_probs, sample
 
 
@@ -32,6 +31,7 @@ class FeatureDrafter:
     """
 
     wants_features = True
+    proposes = "chain"
 
     def __init__(self, model: FeatureDraftModel, target, name: str = "feature draft",
                  min_confidence: float | None = None) -> None:
@@ -65,13 +65,12 @@ class FeatureDrafter:
         self.cache.length = min(self.stable, kept)
         if start != self.cache.length + len(self.pending):
             raise RuntimeError(f"features for position {start} arrived, expected {self.cache.length + len(self.pending)}")
+        if features is None:
+            raise RuntimeError("a feature draft's commit came without the target's features")
         self.pending = torch.cat([self.pending, features.to(self.dtype)])
 
-    def static_form(self, decoder) -> str:
-        return unsupported_on_static(self)
-
-    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
-        return DynamicRounds(target, prompt, self, generator)
+    def static_form(self):
+        raise unsupported_on_static(self)
 
     @torch.inference_mode()
     def catch_up(self, ids: torch.Tensor, ids_list: list[int]) -> torch.Tensor | None:

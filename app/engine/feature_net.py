@@ -91,8 +91,9 @@ class FeatureDraftModel(nn.Module):
         self.fc = nn.Linear(2 * h, h, bias=False)
         self.norm_embed = nn.Parameter(torch.ones(h))
         self.norm_feature = nn.Parameter(torch.ones(h))
-        self.layers = nn.ModuleList([DraftLayer(cfg, i == 0) for i in range(cfg.n_layers)])
+        self.layers: list[DraftLayer] = nn.ModuleList([DraftLayer(cfg, i == 0) for i in range(cfg.n_layers)])  # type: ignore[assignment]
         self.norm = nn.Parameter(torch.ones(h))
+        self.vocab_ids: torch.Tensor  # [K] the token subset of the reduced head
         self.register_buffer("vocab_ids", torch.zeros(cfg.vocab_k, dtype=torch.long))
 
     def inputs(self, embeds: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:

@@ -13,16 +13,13 @@ import torch
 
 from .feature_drafter import FeatureDrafter
 from .feature_net import draft_tree_forward
-from .rounds import Rounds
 from .sampling import DecodeParams
-from .static_tree import static_tree_form
 from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand
-from .tree_drafters import draft_logprobs
-from .tree_rounds import TreeRounds
+from .tree_drafters import TreeLifecycle, draft_logprobs
 
 
-class FeatureTreeDrafter:
+class FeatureTreeDrafter(TreeLifecycle):
     """A FeatureDrafter's state (cache, pending features) drafting trees of `budget` nodes, `depth` levels."""
 
     wants_features = True
@@ -32,20 +29,11 @@ class FeatureTreeDrafter:
         self.name = f"{drafter.name} tree"
         self.budget, self.depth, self.top_k = budget, depth, top_k
 
-    def seed(self, seed: int) -> None:
-        pass  # a tree is deterministic
-
     def begin(self) -> None:
         self.chain.begin()
 
     def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
         self.chain.commit(kept, features, start)
-
-    def static_form(self, decoder):
-        return static_tree_form(self, decoder)
-
-    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
-        return TreeRounds(target, prompt, self, generator)
 
     @torch.inference_mode()
     def draft_tree(self, ids, ids_list, depth: int, params: DecodeParams, vocab_size: int) -> Tree:

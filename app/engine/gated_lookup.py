@@ -14,25 +14,14 @@ proposal changes, never its q, and the length is read from the context alone, so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from .drafters import PromptLookupDrafter
-from .policy import AUTO_GAMMA_MAX, LIVE_WEIGHT, VerifyCosts
+from .policy.cost import AUTO_GAMMA_MAX, VerifyCosts
+from .policy.live import LIVE_WEIGHT
+from .policy.lookup_cost import worth_proposing
 
-
-def worth_proposing(n: int, alpha: float | Sequence[float], verify: VerifyCosts, baseline: float = 1.0) -> int:
-    """The k in 0..n with the best expected tokens per target step; 0 when none beats `baseline` tokens
-    per step (1.0: a target step). alpha: one α, or α per position (the last one past the end)."""
-    alphas = (alpha,) if isinstance(alpha, int | float) else tuple(alpha)
-    best_k, best = 0, baseline
-    expected, run = 1.0, 1.0
-    for k in range(1, n + 1):
-        run *= alphas[min(k, len(alphas)) - 1]
-        expected += run
-        rate = expected / verify.v(k + 1)
-        if rate > best + 1e-9:
-            best_k, best = k, rate
-    return best_k
+__all__ = ["GatedLookupDrafter", "worth_proposing"]
 
 
 class GatedLookupDrafter(PromptLookupDrafter):
@@ -41,11 +30,11 @@ class GatedLookupDrafter(PromptLookupDrafter):
     name = "prompt lookup (per round)"
 
     def __init__(self, verify: VerifyCosts, alpha: float, max_ngram: int = 3, min_ngram: int = 1,
-                 weight: float = LIVE_WEIGHT) -> None:
-        super().__init__(max_ngram, min_ngram)
+                 weight: float = LIVE_WEIGHT, never: Iterable[int] = ()) -> None:
+        super().__init__(max_ngram, min_ngram, never)
         self.verify = verify
         # α per match position, given the ones before it agreed: a copy that starts right tends to go on
-        # (measured on the bench suite, greedy: 0.38, 0.62, 0.93, 1.00), which one α would hide.
+        # (docs/engine-notes.md), which one α would hide.
         self.alphas = [alpha] * AUTO_GAMMA_MAX
         self.weight = weight
         self.baseline = 1.0  # tokens per target step of the round run instead of a proposal

@@ -48,9 +48,9 @@ def logits_to_probs(logits: torch.Tensor, params: DecodeParams) -> torch.Tensor:
 def sample(probs: torch.Tensor, generator: torch.Generator | None, greedy: bool = False) -> torch.Tensor:
     """probs [..., V] (need not be normalised) -> token ids [...], without a host sync.
 
-    Inverse CDF: one uniform per row against a float64 cumulative sum (20x cheaper than an
-    exponential race over V = 49152 on a CPU: 36 us against 750 us). A zero-probability token
-    never owns an interval of the CDF, so it is never drawn.
+    Inverse CDF: one uniform per row against a float64 cumulative sum, far cheaper on a CPU than an
+    exponential race over the vocabulary (docs/engine-notes.md). A zero-probability token never owns
+    an interval of the CDF, so it is never drawn.
     greedy: probs are logits_to_probs' one-hot rows, whose argmax is the only possible draw.
     """
     if greedy:

@@ -20,7 +20,7 @@ from transformers.cache_utils import Cache, StaticLayer
 from .kv import cache_argument, sync
 
 # Verify feeds gamma + 1 tokens padded up to the next of these (GAMMA_LIMIT = 16 needs 17 -> 32), a
-# token tree its root and nodes (policy.TREE_NODES_MAX = 32 needs 33 -> 64); each size is one compiled
+# token tree its root and nodes (policy.cost.TREE_NODES_MAX = 32 needs 33 -> 64); each size is one compiled
 # graph, so the set is small.
 PADDED_SIZES = (1, 2, 4, 8, 16, 32, 64)
 PAD_SLACK = PADDED_SIZES[-1]  # padding writes past the real tokens: the buffers are this much longer
@@ -36,6 +36,8 @@ def verify_size(n: int) -> int:
 
 def static_support(model: PreTrainedModel) -> str | None:
     """None when the static path can run this model, else a one-line reason."""
+    if getattr(model, "speclens_backend", None) is not None:
+        return "the static cache runs transformers models only"
     config = model.config
     if config.model_type not in SUPPORTED_TYPES:
         return f"the static cache supports {', '.join(sorted(SUPPORTED_TYPES))} models, not {config.model_type}"
@@ -49,6 +51,20 @@ def static_support(model: PreTrainedModel) -> str | None:
         return f"the static cache does not support {rope_type} RoPE scaling"
     if getattr(config, "logit_scale", None) or getattr(config, "final_logit_softcapping", None):
         return "the static cache needs plain lm_head logits"
+    return None
+
+
+def compile_support(model: PreTrainedModel) -> str | None:
+    """None when torch.compile can build this model's static steps, else a one-line reason (checked before
+    any compiling starts, so a refusal never comes as a compiler traceback minutes in).
+
+    A oneDNN-packed linear (the bf16 CPU path) holds its weight as an opaque MKLDNN tensor beside the
+    module's parameters; inductor lowers mkldnn's packed linear only when that weight is a frozen graph
+    constant, which these steps cannot give it: their KV buffers are mutated graph inputs."""
+    for module in model.modules():
+        if any(isinstance(v, torch.Tensor) and v.is_mkldnn for v in vars(module).values()):
+            return ("compiled decoding steps do not support oneDNN-packed linears (the bf16 CPU path); "
+                    "load the target with --dtype float32 to compile")
     return None
 
 
@@ -108,10 +124,10 @@ class StaticModel:
             name = "recompile_limit" if hasattr(cfg, "recompile_limit") else "cache_size_limit"  # renamed in 2.7
             setattr(cfg, name, max(getattr(cfg, name), 64))
             # reduce-overhead = inductor + CUDA graphs (on a CPU, inductor alone); other backends are for tests
-            options = {"mode": "reduce-overhead"} if backend == "inductor" else {"backend": backend}
-            self._step = torch.compile(self._eager_step, dynamic=False, **options)
-            self._trunk = torch.compile(self._eager_trunk, dynamic=False, **options)
-            self._tree = torch.compile(self._eager_tree, dynamic=False, **options)
+            mode = "reduce-overhead" if backend == "inductor" else None
+            self._step = torch.compile(self._eager_step, dynamic=False, backend=backend, mode=mode)
+            self._trunk = torch.compile(self._eager_trunk, dynamic=False, backend=backend, mode=mode)
+            self._tree = torch.compile(self._eager_tree, dynamic=False, backend=backend, mode=mode)
 
     def resize(self, capacity: int) -> None:
         """Buffers for at least `capacity` real positions; they never shrink (a new size recompiles)."""
@@ -186,10 +202,15 @@ class StaticModel:
         return self._call("step", self._step, tokens, self.positions[start : start + len(tokens)]).clone()
 
     @torch.inference_mode()
+    def trunk(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
+        """tokens [S] (S in PADDED_SIZES) at positions start .. -> final-norm hidden [S, H] (the head is the
+        caller's, on the real rows)."""
+        return self._call("trunk", self._trunk, tokens, self.positions[start : start + len(tokens)])
+
+    @torch.inference_mode()
     def verify(self, tokens: torch.Tensor, start: int, real: int) -> torch.Tensor:
         """tokens [S] (S in PADDED_SIZES, the first `real` of them real) -> logits [real, V_model]."""
-        hidden = self._call("trunk", self._trunk, tokens, self.positions[start : start + len(tokens)])
-        return self.head(hidden[:real])
+        return self.head(self.trunk(tokens, start)[:real])
 
     @torch.inference_mode()
     def tree(self, tokens: torch.Tensor, start: int, pos: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
@@ -197,6 +218,19 @@ class StaticModel:
         block [S, S] bool: the fed rows each row sees (its ancestors and itself). Every row also sees the
         slots before `start`. -> hidden [S, H] (final norm; the head is the caller's, on the real rows)."""
         return self._call("tree", self._tree, tokens, pos, self.slots[start : start + len(tokens)], block)
+
+    @torch.inference_mode()
+    def compact(self, past_len: int, path) -> None:
+        """Keep past_len positions, then the accepted nodes `path` (node i at slot past_len + i) in order, by
+        an index copy; the slots after them are stale and stay masked until a real token overwrites them."""
+        k = len(path)
+        if not k or list(path) == list(range(k)):  # an accepted prefix already sits in its slots
+            return
+        src = past_len + torch.as_tensor(list(path), dtype=torch.long, device=self.device)
+        dst = torch.arange(past_len, past_len + k, device=self.device)
+        for layer in self.cache.layers:
+            layer.keys.index_copy_(2, dst, layer.keys.index_select(2, src))
+            layer.values.index_copy_(2, dst, layer.values.index_select(2, src))
 
     def _call(self, kind: str, fn: Callable, tokens: torch.Tensor, *args: torch.Tensor) -> torch.Tensor:
         if not self.compiled:

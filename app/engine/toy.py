@@ -67,6 +67,7 @@ def simulate(p: torch.Tensor, q: torch.Tensor, gamma: int, rounds: int, generato
     resampled = sample(p.expand(rounds, v), generator)
     first_wrong = torch.where(n > 0, x[:, 0], resampled)
     for total, tokens in ((counts.correct, first), (counts.wrong, first_wrong)):
+        assert total is not None  # filled by __post_init__
         for k, c in enumerate(torch.bincount(tokens, minlength=v).tolist()):
             total[k] += c
     counts.rounds += rounds

@@ -96,9 +96,9 @@ def additive(visible: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.where(visible, zero, torch.finfo(dtype).min)[None, None]
 
 
-def tree_mask(tree: Tree, past_len: int, fresh: int = 0, dtype=torch.float32, device=None) -> torch.Tensor:
-    """Additive mask [1, 1, fresh + n, past_len + n] for a pass feeding the last `fresh` committed tokens
-    then the n nodes, after a cache holding past_len - fresh positions.
+def tree_visible(tree: Tree, past_len: int, fresh: int = 0, device=None) -> torch.Tensor:
+    """bool [fresh + n, past_len + n]: what each row of a pass sees that feeds the last `fresh` committed
+    tokens then the n nodes, after a cache holding past_len - fresh positions.
 
     A committed row sees the committed positions up to its own (causal); node row i sees all past_len
     committed positions and its own ancestors (itself included), never a sibling or a cousin.
@@ -110,7 +110,12 @@ def tree_mask(tree: Tree, past_len: int, fresh: int = 0, dtype=torch.float32, de
     visible[:fresh, :past_len] = ctx[None, :] <= rows_ctx[:, None]
     visible[fresh:, :past_len] = True
     visible[fresh:, past_len:] = ancestry(tree, device)
-    return additive(visible, dtype)
+    return visible
+
+
+def tree_mask(tree: Tree, past_len: int, fresh: int = 0, dtype=torch.float32, device=None) -> torch.Tensor:
+    """`tree_visible` as the additive mask [1, 1, fresh + n, past_len + n] a transformers model takes."""
+    return additive(tree_visible(tree, past_len, fresh, device), dtype)
 
 
 def tree_positions(tree: Tree, past_len: int, fresh: int = 0, device=None) -> torch.Tensor:

@@ -7,9 +7,9 @@ leaf the bonus token is drawn from the full p there. Child i is reached with pro
 1 - sum_{j<i} p(x_j), so P(accept x_i) = p(x_i): the emitted sequence is a target sample stopped at
 its first token outside the tree, for any candidate set chosen without the verifier's coins.
 
-A chain *sampled* from q keeps the q-based rule (decode.decide): min(1, p/q) accepts sum min(p, q),
-which beats p(S) when q ~ p. Testing deterministic children with min(1, p/q) is inexact (see
-/work/shared/design/tree-speculation.md, trap 1), so the two rules never mix.
+A chain *sampled* from q keeps the q-based rule (acceptance.decide): min(1, p/q) accepts sum min(p, q),
+which beats p(S) when q ~ p. Testing deterministic children with min(1, p/q) is inexact (a child chosen
+for its high q is accepted with min(1, p/q) but was never drawn from q), so the two rules never mix.
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def accept_tree(p: torch.Tensor, tree: Tree, generator: torch.Generator, greedy:
                 lay: TreeLayout | None = None, before_sync: Callable[[], None] | None = None) -> TreeVerdict:
     """The rule with fresh coins: one uniform per node, then the final draw's own. One host sync.
 
-    p [n + 1, V] from tree_verify.verify_tree. greedy: p is one-hot, so the argmax child is accepted at
+    p [n + 1, V] from a tree pass (tree_verify), row 0 at the root. greedy: p is one-hot, so the argmax child is accepted at
     every node and the final draw is the argmax: the output follows target-only greedy token for token.
     lay: `layout(tree, device)` built before the verify pass was launched; built here otherwise, where on
     a GPU its host-to-device copies would wait for the pass (a second sync). before_sync: called once the

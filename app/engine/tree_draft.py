@@ -38,12 +38,14 @@ def _best(nodes: list[tuple[int, int, float]], budget: int) -> Tree:
     return make_tree([nodes[i][0] for i in order], parents, [nodes[i][2] for i in order])
 
 
-def lookup_tree(ids: Sequence[int], budget: int, depth: int, max_ngram: int = 3, min_ngram: int = 1) -> Tree:
+def lookup_tree(ids: Sequence[int], budget: int, depth: int, max_ngram: int = 3, min_ngram: int = 1,
+                never: frozenset[int] = frozenset()) -> Tree:
     """Every earlier match of the context's suffix, its continuation (up to `depth` tokens) merged into a trie.
 
     A match at position j is a continuation ids[j:] whose preceding l tokens equal the context's last l,
     min_ngram <= l <= max_ngram (each position counted once, with its longest l). A node's score is the
-    sum of l over the matches through it, so longer and more frequent matches rank first.
+    sum of l over the matches through it, so longer and more frequent matches rank first. A continuation
+    stops before a token in `never` (drafters.PromptLookupDrafter says which).
     """
     n_ctx = len(ids)
     nodes: list[tuple[int, int, float]] = []
@@ -58,6 +60,8 @@ def lookup_tree(ids: Sequence[int], budget: int, depth: int, max_ngram: int = 3,
     for length, j in sorted(matches, key=lambda m: (-m[0], -m[1])):  # longest, then latest, first
         parent = ROOT
         for token in ids[j : min(j + depth, n_ctx)]:
+            if token in never:
+                break
             key = (parent, token)
             if key not in slot:
                 slot[key] = len(nodes)

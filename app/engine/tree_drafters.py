@@ -1,49 +1,56 @@
 """Tree drafters: prompt lookup, a draft model (EAGLE-2 expansion), and the union of two.
 
-Each is a tree_rounds.TreeDrafter: the Drafter lifecycle with `draft_tree(ids, ids_list, depth, params,
-vocab_size) -> Tree` per round, run by tree_rounds.TreeRounds (`dynamic_rounds`) or, on static caches,
-static_tree.StaticTreeRounds (`static_form`). `budget` (nodes) and
-`depth` (the most levels; a round asks for at most gamma) are plain attributes a sizing policy may set.
-(The feature draft's tree is feature_tree.FeatureTreeDrafter.)
+Each is a protocols.TreeDrafter: the Drafter lifecycle with `draft_tree(ids, ids_list, depth, params,
+vocab_size) -> Tree` per round; it drafts the same on static caches (its static form is itself: a draft
+model keeps its own dynamic cache). `budget` (nodes) and `depth` (the most levels; a round asks for at
+most gamma) are plain attributes a sizing policy may set. (The feature draft's tree is
+feature_tree.FeatureTreeDrafter.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import torch
 from transformers import PreTrainedModel
 
-from .kv import cache_argument, forward, new_cache, rollback
-from .rounds import Rounds
+from .kv import backend_for
 from .sampling import DecodeParams, fit_vocab
-from .static_tree import static_tree_form
-from .tree import EMPTY, Tree, additive, ancestry, make_tree
+from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand, lookup_tree, union
-from .tree_rounds import TreeRounds
+
+if TYPE_CHECKING:
+    from .protocols import StaticBuffers
 
 
-class _TreeLifecycle:
-    """What every tree drafter shares: no random stream of its own (a tree is deterministic), and tree
-    rounds on dynamic caches (tree_rounds.TreeRounds) or static ones (static_tree.StaticTreeRounds)."""
+class TreeLifecycle:
+    """What every tree drafter shares: it proposes trees, has no random stream of its own (a tree is
+    deterministic), and drafts on static caches as on dynamic ones."""
 
     wants_features = False
+    proposes = "tree"
+    models = ()  # no static cache of its own
 
     def seed(self, seed: int) -> None:
         pass
 
-    def static_form(self, decoder):
-        return static_tree_form(self, decoder)
+    def static_form(self):
+        return self
 
-    def dynamic_rounds(self, target, prompt, generator) -> Rounds:
-        return TreeRounds(target, prompt, self, generator)
+    def prepare(self, buffers: StaticBuffers, prompt_len: int) -> None:
+        pass  # decode() began the drafter; a feature draft's prompt features come with the first round
 
 
-class LookupTreeDrafter(_TreeLifecycle):
+class LookupTreeDrafter(TreeLifecycle):
     """Every earlier match of the context's suffix, merged into a trie (tree_draft.lookup_tree)."""
 
     name = "prompt lookup tree"
 
-    def __init__(self, budget: int = 8, depth: int = 4, max_ngram: int = 3, min_ngram: int = 1) -> None:
+    def __init__(self, budget: int = 8, depth: int = 4, max_ngram: int = 3, min_ngram: int = 1,
+                 never: Iterable[int] = ()) -> None:
         self.budget, self.depth, self.max_ngram, self.min_ngram = budget, depth, max_ngram, min_ngram
+        self.never = frozenset(never)  # tokens it never proposes (drafters.PromptLookupDrafter)
 
     def begin(self) -> None:
         pass
@@ -52,7 +59,7 @@ class LookupTreeDrafter(_TreeLifecycle):
         pass
 
     def draft_tree(self, ids, ids_list, depth, params, vocab_size) -> Tree:
-        return lookup_tree(ids_list, self.budget, min(depth, self.depth), self.max_ngram, self.min_ngram)
+        return lookup_tree(ids_list, self.budget, min(depth, self.depth), self.max_ngram, self.min_ngram, self.never)
 
 
 def draft_logprobs(logits: torch.Tensor, params: DecodeParams, vocab_size: int) -> torch.Tensor:
@@ -63,7 +70,7 @@ def draft_logprobs(logits: torch.Tensor, params: DecodeParams, vocab_size: int) 
     return (fit_vocab(logits, vocab_size).float() / temperature).log_softmax(-1)
 
 
-class ModelTreeDrafter(_TreeLifecycle):
+class ModelTreeDrafter(TreeLifecycle):
     """A causal LM sharing the target's vocabulary, expanded into a tree with one pass per depth.
 
     Its cache keeps the committed context only: each round feeds the tokens it lacks, extends the cache
@@ -76,24 +83,25 @@ class ModelTreeDrafter(_TreeLifecycle):
         self.model = model
         self.name = name
         self.budget, self.depth, self.top_k = budget, depth, top_k
-        self.device = next(model.parameters()).device
-        self.dtype = next(model.parameters()).dtype
-        self.cache = new_cache(model)
+        self.backend = backend_for(model)
+        self.device = self.backend.device
+        self.cache = self.backend.new_cache()
 
     def begin(self) -> None:
-        self.cache = new_cache(self.model)
+        self.cache = self.backend.new_cache()
 
     def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
-        rollback(self.cache, kept)
+        self.backend.rollback(self.cache, kept)
 
     def draft_tree(self, ids, ids_list, depth, params, vocab_size) -> Tree:
         past_len = len(ids_list)
         depth = min(depth, self.depth)
         if self.budget < 1 or depth < 1:
             return EMPTY
-        rollback(self.cache, past_len - 1)  # the root is always fed: its logits are the tree's first level
-        step = ids[self.cache.get_seq_length() :].to(self.device)
-        root_logq = draft_logprobs(forward(self.model, self.cache, step, keep=1)[-1], params, vocab_size)
+        backend = self.backend
+        backend.rollback(self.cache, past_len - 1)  # the root is always fed: its logits are the tree's first level
+        step = ids[backend.length(self.cache) :].to(self.device)
+        root_logq = draft_logprobs(backend.forward(self.cache, step, keep=1)[-1], params, vocab_size)
         fed_tokens: list[int] = []
         fed_parents: list[int] = []
 
@@ -107,21 +115,20 @@ class ModelTreeDrafter(_TreeLifecycle):
             visible = torch.ones(f, past_len + len(fed), dtype=torch.bool, device=self.device)
             visible[:, past_len:] = ancestry(fed, self.device)[start:]  # context, then own ancestors only
             positions = past_len + torch.tensor(fed.depth[start:], device=self.device)
-            out = self.model(
-                input_ids=torch.tensor([tokens], device=self.device), position_ids=positions.view(1, -1),
-                attention_mask=additive(visible, self.dtype), use_cache=True,
-                **{cache_argument(type(self.model)): self.cache},
-            )
-            return draft_logprobs(out.logits[0], params, vocab_size)  # [f, V]
+            token_ids = torch.tensor(list(tokens), dtype=torch.long, device=self.device)
+            logits = backend.tree_forward(self.cache, token_ids, positions, visible, keep=f)  # [f, V_model]
+            return draft_logprobs(logits, params, vocab_size)  # [f, V]
 
         tree = expand(step_fn, root_logq, self.budget, depth, self.top_k)
-        rollback(self.cache, past_len)  # the committed context only: the tree extension is thrown away
+        backend.rollback(self.cache, past_len)  # the committed context only: the tree extension is thrown away
         return tree
 
 
-class UnionTreeDrafter(_TreeLifecycle):
+class UnionTreeDrafter(TreeLifecycle):
     """Two tree drafters' trees merged (tree_draft.union): the first's nodes, then what the second adds.
     `budget` is the sum of theirs; setting it splits a new budget in their proportion."""
+
+    models = ()
 
     def __init__(self, first, second) -> None:
         self.first, self.second = first, second

@@ -143,7 +143,7 @@ def plot_notice(selection) -> str | None:
 
 
 def switch_text(switch) -> str:
-    """app.engine.policy.Switch (why auto went target-only live) in the user's language (Switch.text is the English)."""
+    """app.engine.policy.Switch (why auto went target-only live) in the user's language (app.models.reasons has the English)."""
     if switch.kind == "measured":
         return QCoreApplication.translate(
             "ModelFlow", "Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} "
@@ -179,7 +179,7 @@ def _options(choice) -> str:
 
 
 def _why(limit) -> str:
-    """app.engine.policy.Limit in the user's language (Limit.text is the English)."""
+    """app.engine.policy.Limit in the user's language (app.models.reasons has the English)."""
     if limit.kind == "cost":
         return QCoreApplication.translate("Policy", "draft costs {0:.2f} target steps on this {1}").format(
             limit.value, limit.device)
@@ -194,7 +194,7 @@ def _why(limit) -> str:
 
 
 def _reason(choice, device: str) -> str:
-    """app.engine.policy.Choice.reason in the user's language."""
+    """app.models.reasons.choice_reason in the user's language."""
     if not choice.options:
         return QCoreApplication.translate("Policy", "target-only: no drafter available")
     if choice.target_only:

@@ -281,10 +281,6 @@ class PlotsPanel(QWidget):
             self._drawn = -1
             self.refresh()
 
-    def plot_heights(self) -> dict[str, int]:
-        """Each shown plot's height in px (tests check them against MIN_PLOT_HEIGHT)."""
-        return {key: plot.height() for key, plot in self.plots.items() if plot.isVisible()}
-
     def _range(self, key: str, axis: str, low: float, high: float) -> None:
         if self._ranges.get((key, axis)) != (low, high):
             self._ranges[key, axis] = (low, high)

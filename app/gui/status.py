@@ -74,10 +74,10 @@ class WindowStatus(QObject):
     def refresh(self) -> None:
         labels, model = self.labels, self.model
         if model.target is not None:
-            extra = model.target.extra
-            threads = self.tr(" · threads: {0}").format(extra["threads"]) if extra.get("threads") else ""
+            chosen = model.target.threads
+            threads = self.tr(" · threads: {0}").format(chosen.threads) if chosen is not None else ""
             labels["device"].setText(f"{model.target.device.type.upper()} · {model.target.kernels}{threads}")
-            timed = ", ".join(f"{n}: {ms:.1f} ms" for n, ms in extra.get("thread_timings", {}).items())
+            timed = ", ".join(f"{n}: {ms:.1f} ms" for n, ms in chosen.timings.items()) if chosen is not None else ""
             labels["device"].setToolTip(
                 self.tr("CPU threads chosen by timing one decode step at load: {0}").format(timed) if timed
                 else self.tr("CPU threads as set (OMP_NUM_THREADS, --threads or one core)") if threads else "")

@@ -1,43 +1,57 @@
 """Choose the drafter for a loaded target from what was measured on this machine.
 
 The candidates are timed (timing.py: the target's verify pass v(n) and a short probe of each drafter
-for c and α), or read from the cache of earlier timings (cost_cache.py), and the policy picks the
-fastest predicted, or target-only. No Qt here.
+for c and α), or read from the target's machine profile (machine_profile.py: one cached entry, reused
+while its rule holds), and the policy picks the fastest predicted, or target-only. No Qt here.
 """
 
 from __future__ import annotations
 
 import gc
-import time
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, replace
 
 import torch
 
-from app.engine import Drafter
-from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
-from app.engine.lookup_else import LookupElseDrafter, LookupElseGamma, best_draft_gamma
+from app.engine import DecodeParams, Drafter
+from app.engine.gated_lookup import GatedLookupDrafter
+from app.engine.lookup_else import LookupElseDrafter
 from app.engine.policy import (
     AUTO_GAMMA_MAX,
     MARGIN,
     AutoGamma,
     Choice,
     DrafterProfile,
+    LookupElseGamma,
     Option,
     TreeSize,
     VerifyCosts,
+    best_draft_gamma,
     best_gamma,
     choose,
-    describe,
     limit_of,
+    worth_proposing,
 )
 
-from . import cost_cache
-from .drafts import NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, make_drafter, self_draft_dtype, tree_form
+from . import cost_cache, machine_load, machine_profile
+from .baseline import target_steps
+from .clock import now
+from .drafts import (
+    NO_DRAFT,
+    PROMPT_LOOKUP,
+    SELF_DRAFT,
+    make_drafter,
+    self_draft_dtype,
+    template_tokens,
+    tree_form,
+)
 from .embedded import DEFAULT_SPEC
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
+from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
+from .reasons import describe, limit_text, worded
 from .specs import AUTO
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
@@ -101,18 +115,20 @@ def candidate_specs(target: LoadedModel) -> list[str]:
 
 def select(
     target: LoadedModel, spec: str = AUTO, *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
-    use_cache: bool = True, cancel=None, tree: bool | None = None, **load_kwargs,
+    use_cache: bool = True, cancel=None, tree: bool | None = None, remeasure: bool = False, **load_kwargs,
 ) -> Selection:
     """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
-    drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice."""
+    drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice.
+    remeasure: time the step and the drafters again whatever the machine profile holds."""
     report = progress or ignore_progress
     if spec == NO_DRAFT:
         cal = Calibration(VerifyCosts((1.0,)), (), True, 0.0, device_label(target.device))
         return Selection(None, NO_DRAFT, Choice(None, 1, 1.0, "target-only (chosen by hand)"), cal)
     specs = candidate_specs(target) if spec == AUTO else [spec]
     cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache,
-                           skip_failures=spec == AUTO, cancel=cancel, **load_kwargs)
-    choice = choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree)
+                           skip_failures=spec == AUTO, cancel=cancel, remeasure=remeasure, **load_kwargs)
+    profile = target.profile
+    choice = worded(choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree))
     lookup = next((p for p in cal.profiles if p.name == PROMPT_LOOKUP), None)
     # Lookup at its measured α, on a full match, must beat a target step, or no round would propose.
     per_round = (spec == AUTO and lookup is not None and not choice.tree and choice.drafter in (None, PROMPT_LOOKUP)
@@ -128,10 +144,11 @@ def select(
         gamma = option.gamma if option else 1
         predicted = option.predicted if option else 1.0
         reason = choice.reason if not choice.target_only else (
-            f"{option.label} is predicted at {predicted:.2f}× target-only because {option.why}")
+            f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}")
         choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
-    drafter = GatedLookupDrafter(cal.verify, lookup.alpha) if per_round else built.pop(chosen, None)
+    never = template_tokens(target)  # a lookup never proposes what the chat template places
+    drafter = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round else built.pop(chosen, None)
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
         built.clear()
         gc.collect()
@@ -141,7 +158,9 @@ def select(
     if choice.tree:
         drafter = tree_form(drafter, choice.nodes, choice.gamma)
     if mixed is not None:
-        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha), drafter, choice.gamma)
+        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), drafter, choice.gamma)
+    if use_cache and target.profile != profile:  # building the chosen self-draft timed its kernel path
+        machine_profile.write(target.profile)
     return Selection(drafter, chosen, choice, cal)
 
 
@@ -191,40 +210,80 @@ def _per_round_lookup(choice: Choice, lookup: DrafterProfile) -> Choice:
 
 def calibrate(
     target: LoadedModel, specs: list[str], *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
-    use_cache: bool = True, skip_failures: bool = False, cancel=None, **load_kwargs,
+    use_cache: bool = True, skip_failures: bool = False, cancel=None, remeasure: bool = False, **load_kwargs,
 ) -> tuple[Calibration, dict[str, Drafter]]:
-    """(calibration, the drafters built while measuring, by spec). A cached result builds none.
-    skip_failures: a candidate that cannot be built (damaged, made for another target) is left out."""
+    """(calibration, the drafters built while measuring, by spec). What the target's machine profile holds
+    and may still use is not timed again, and a drafter read from it is not built. skip_failures: a
+    candidate that cannot be built (damaged, made for another target) is left out. The profile, with what
+    was timed, is the target's afterwards (and cached)."""
     report = progress or ignore_progress
-    key = cost_cache.calibration_key(target, specs, gamma_max)
     label = device_label(target.device)
-    if use_cache and (hit := cost_cache.read_calibration(key)) is not None:
-        return Calibration(hit[0], hit[1], True, 0.0, label), {}
-    start = time.perf_counter()
-    ids = probe_ids(target, gamma_max)
-    report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
-    verify = with_tree_costs(target.model, ids, measure_verify(target.model, ids, verify_tokens(gamma_max)))
-    profiles, built = [], {}
-    for i, spec in enumerate(specs):
+    current = _profile_of(target)
+    stored = machine_profile.read(current.key) if use_cache else None
+    if stored is not None and not machine_profile.measured_under(stored, current):
+        stored = None  # timed on another kernel path or thread count than the one that runs
+    reuse = machine_profile.Reuse(stored, remeasure=remeasure)
+    if reuse.stored is None:  # everything is timed again, the self-draft's kernel path too (drafts.self_draft)
+        current = target.profile = replace(current, draft_kernels=None)
+    n_max = verify_tokens(gamma_max)
+    verify = reuse.part("verify")
+    if verify is not None and len(verify.costs.seconds) < n_max:
+        verify = None  # a longer pass is asked for than was timed
+    # Drafter costs are in target steps of the step timed with them: a new step times them again.
+    known = {d.spec: d for d in reuse.stored.drafters if reuse.usable(d.load)} if verify is not None else {}
+    left_out = set(reuse.stored.left_out) if verify is not None else set()
+    wanted = {s: cost_cache.spec_fingerprint(s) for s in specs}
+    start = now()
+    ids = None
+    if verify is None:
+        ids = probe_ids(target, gamma_max)
+        report(LoadProgress("measure", 0.0, "timing the target's verify pass"))
+        with machine_load.watch() as watch:
+            costs = with_tree_costs(target.model, ids, measure_verify(target.model, ids, n_max))
+            loop = target_steps(target, ids, DecodeParams(temperature=0.0), cancel=cancel)
+        verify = VerifyTiming(costs, statistics.median(loop) if loop else None, len(ids), watch.load)
+    built: dict[str, Drafter] = {}
+    todo = [s for s in specs if wanted[s] not in known and wanted[s] not in left_out]
+    for i, spec in enumerate(todo):
         if cancel is not None and cancel.is_set():
             raise MeasurementCancelled
-        report(LoadProgress("measure", (i + 0.5) / (len(specs) + 1), f"timing drafter {spec}"))
+        report(LoadProgress("measure", (i + 0.5) / (len(todo) + 1), f"timing drafter {spec}"))
         try:
             drafter = make_drafter(spec, target, progress=report, **load_kwargs)
         except ModelError:
             if not skip_failures:
                 raise
+            left_out.add(wanted[spec])
             continue
         if drafter is None:
+            left_out.add(wanted[spec])
             continue
         built[spec] = drafter
-        profiles.append(with_tree(target, drafter, ids, probe(target, drafter, spec, ids, verify, _trained_info(target, spec)),
-                                  verify))
-    cal = Calibration(verify, tuple(profiles), False, time.perf_counter() - start, label)
-    if use_cache:
-        cost_cache.write_calibration(key, cal.verify, cal.profiles, target, cal.seconds)
-    report(LoadProgress("measure", 1.0, f"measured {len(profiles)} drafters in {cal.seconds:.1f} s"))
-    return cal, built
+        ids = probe_ids(target, gamma_max) if ids is None else ids
+        with machine_load.watch() as watch:
+            profile = with_tree(target, drafter, ids, probe(target, drafter, spec, ids, verify.costs,
+                                                            _trained_info(target, spec)), verify.costs)
+        known[wanted[spec]] = DrafterTiming(wanted[spec], profile, watch.load)
+    timed = not verify.cached or bool(todo)
+    seconds = now() - start if timed else 0.0
+    profiles = tuple(known[wanted[s]].profile for s in specs if wanted[s] in known)
+    # The self-draft built above took its kernel path into target.profile: keep it.
+    draft_kernels = target.profile.draft_kernels if target.profile is not None else current.draft_kernels
+    target.profile = replace(current, verify=replace(verify, cached=True), drafters=tuple(known.values()),
+                             left_out=tuple(sorted(left_out)), draft_kernels=draft_kernels, disputed="")
+    if use_cache and timed:
+        machine_profile.write(target.profile)
+    if timed:
+        report(LoadProgress("measure", 1.0, f"measured {len(todo)} drafters in {seconds:.1f} s"))
+    return Calibration(verify.costs, profiles, not timed, seconds, label), built
+
+
+def _profile_of(target: LoadedModel) -> MachineProfile:
+    """The target's profile as loaded; a model not loaded by load_model is keyed by its weights as they are."""
+    if target.profile is None:
+        target.profile = MachineProfile(machine_profile.profile_key(target.model, target.device, None),
+                                        target=target.name)
+    return target.profile
 
 
 # --- optional sources --------------------------------------------------------------------------

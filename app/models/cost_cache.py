@@ -1,9 +1,9 @@
-"""The cache of what was timed on this machine: drafter costs and the CPU linear path, in one JSON file.
+"""The cache of what was timed on this machine, in one JSON file: one machine profile per model.
 
 Entries live in `<user cache>/drafter-costs.json` under a key that hashes everything the timing depends
-on (machine, core count, torch, threads, the model's fingerprint, device, dtype, ...); any change gives a
-new key, so a stale entry is never read, only aged out. A damaged or older file means measuring again.
-No Qt here.
+on (machine_profile.profile_key: machine, core count, torch, the model's fingerprint, device, dtype, ...);
+any change gives a new key, so a stale entry is never read, only aged out. A damaged or older file means
+measuring again. No Qt here.
 """
 
 from __future__ import annotations
@@ -13,12 +13,8 @@ import json
 import os
 import platform
 import time
-from dataclasses import asdict
 from pathlib import Path
 
-import torch
-
-from app.engine.policy import DrafterProfile, VerifyCosts
 from app.paths import user_cache_dir
 
 from .packed import weight_count
@@ -26,8 +22,9 @@ from .packed import weight_count
 CACHE_NAME = "drafter-costs.json"
 # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context;
 # 5: the CPU linear path (bf16 packed) is chosen at load and cached here too; 6: token trees (E[accepted] per node budget);
-# 7: bf16 attention in fixed blocks (v(n) fell by half: older verify costs would keep auto from drafting) and a timed tree pass.
-CACHE_FORMAT = 7
+# 7: bf16 attention in fixed blocks (v(n) fell by half: older verify costs would keep auto from drafting) and a timed tree pass;
+# 8: one machine profile per model (kernels, threads, v(n), drafters), each part with the load it was timed under.
+CACHE_FORMAT = 8
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 
 
@@ -42,9 +39,8 @@ def machine_id() -> str:
     return platform.node()
 
 
-def machine_parts() -> list:
-    """What every timing depends on: this machine, its cores, torch and the thread count."""
-    return [CACHE_FORMAT, machine_id(), platform.machine(), os.cpu_count(), torch.__version__, torch.get_num_threads()]
+def cpu_count() -> int:
+    return os.cpu_count() or 1
 
 
 def key_of(parts: list) -> str:
@@ -85,7 +81,6 @@ def write(key: str, entry: dict) -> None:
         pass  # a read-only cache folder only means measuring again next time
 
 
-# --- drafter costs (calibration) ---------------------------------------------------------------
 def model_fingerprint(model) -> str:
     """Config, weight count and a sample of the embedding rows: changes when the weights change, not with
     where they were read from (a GGUF's first load and its converted copy must share the first run's timings)."""
@@ -99,40 +94,10 @@ def model_fingerprint(model) -> str:
     return h.hexdigest()[:24]
 
 
-def _spec_fingerprint(spec: str) -> str:
+def spec_fingerprint(spec: str) -> str:
+    """A draft spec with its files' names, sizes and times: a retrained draft in the same folder is another drafter."""
     path = Path(spec).expanduser()
     if path.exists():
         files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file())
         return spec + ":" + ",".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
     return spec
-
-
-def calibration_key(target, specs: list[str], gamma_max: int) -> str:
-    """Machine, pair, device, dtype and kernels (the CPU path), γmax and the candidate drafts."""
-    return key_of([*machine_parts(), model_fingerprint(target.model), str(target.device), str(target.dtype),
-                   target.kernels, gamma_max, sorted(_spec_fingerprint(s) for s in specs)])
-
-
-def read_calibration(key: str) -> tuple[VerifyCosts, tuple[DrafterProfile, ...]] | None:
-    entry = read(key)
-    try:
-        verify = VerifyCosts(tuple(entry["verify"]["seconds"]), entry["verify"]["head"],
-                             tuple(entry["verify"]["tree_seconds"]))  # older entries lack it: measured again
-        profiles = tuple(
-            DrafterProfile(p["name"], p["label"], p["c"], p["alpha"], tuple(p["per_position"]), p["coverage"],
-                           tuple(p["tree_accepted"]), p["tree_c"])
-            for p in entry["profiles"]
-        )
-    except (KeyError, TypeError):  # absent or damaged: measure again
-        return None
-    return verify, profiles
-
-
-def write_calibration(key: str, verify: VerifyCosts, profiles, target, seconds: float) -> None:
-    write(key, {
-        "kind": "calibration", "target": target.name, "device": str(target.device), "dtype": str(target.dtype),
-        "kernels": target.kernels, "seconds": seconds,
-        "verify": asdict(verify) | {"seconds": list(verify.seconds), "tree_seconds": list(verify.tree_seconds)},
-        "profiles": [asdict(p) | {"per_position": list(p.per_position), "tree_accepted": list(p.tree_accepted)}
-                     for p in profiles],
-    })

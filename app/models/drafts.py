@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import torch
 
@@ -10,10 +11,10 @@ from app.engine import Drafter, ModelDrafter, PromptLookupDrafter
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
 from app.engine.policy import TREE_DEPTH
+from app.engine.protocols import TreeDrafter
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
-from app.engine.tree_rounds import TreeDrafter
 
-from . import kernels, memory
+from . import kernels, machine_profile, memory
 from .compat import ensure_compatible
 from .devices import reduced_dtype
 from .errors import ModelError
@@ -31,7 +32,8 @@ def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
 
 def self_draft(target: LoadedModel) -> ModelDrafter:
     """A reduced-precision copy of the target: shares no tensors, so nothing mutable is shared. On a CPU
-    its linears take the fastest path for its dtype (kernels.choose_path), packed where that pays."""
+    its linears take the fastest path for its dtype (kernels.choose_path), packed where that pays: timed
+    once and kept in the target's machine profile (the caller writes it back)."""
     dtype = self_draft_dtype(target)
     if dtype is None:
         raise ModelError(f"{target.name} already runs in {kernels.dtype_label(target.dtype)}, the cheapest dtype here, "
@@ -41,8 +43,35 @@ def self_draft(target: LoadedModel) -> ModelDrafter:
     memory.plan(memory.weight_bytes(parameters, dtype), target.device, f"the self-draft of {target.name}")
     model = copy.deepcopy(target.model).to(dtype).eval()
     if target.device.type == "cpu":
-        model = kernels.apply_path(model, kernels.choose_path(model, dtype).path)
+        known = machine_profile.Reuse(target.profile).part("draft_kernels")
+        choice = kernels.choose_path(model, dtype, known=known)
+        model = kernels.apply_path(model, choice.path)
+        if target.profile is not None:
+            target.profile = replace(target.profile, draft_kernels=choice)
     return ModelDrafter(model, name=f"{target.name} ({str(dtype).removeprefix('torch.')} self-draft)")
+
+
+# A conversation that makes a chat template place every special token it uses between turns.
+_TEMPLATE_PROBE = ({"role": "system", "content": "a"}, {"role": "user", "content": "b"},
+                   {"role": "assistant", "content": "c"}, {"role": "user", "content": "d"})
+
+
+def template_tokens(target: LoadedModel) -> frozenset[int]:
+    """The special tokens the target's chat template places (`<|im_start|>`, `<|im_end|>`, ...): a lookup
+    never proposes them, since the target does not emit them inside an answer."""
+    tokenizer = target.tokenizer
+    special = set(getattr(tokenizer, "all_special_ids", None) or ())
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    special |= {i for i, token in added.items() if getattr(token, "special", False)}
+    if not special:
+        return frozenset()
+    for probe in (_TEMPLATE_PROBE, _TEMPLATE_PROBE[1:]):  # some templates refuse a system turn
+        try:
+            ids = target.encode_chat(list(probe)).tolist()
+        except Exception:  # a template that raises on this conversation: try the next one
+            continue
+        return frozenset(i for i in ids if i in special)
+    return frozenset()
 
 
 def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafter | None:
@@ -55,7 +84,7 @@ def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafte
     if spec == AUTO:  # a choice by measurement, not a model: never looked up on the hub as an id
         raise ValueError("draft 'auto' is chosen by measurement (app.models.calibration.select), not loaded")
     if spec == PROMPT_LOOKUP:
-        return PromptLookupDrafter()
+        return PromptLookupDrafter(never=template_tokens(target))
     if spec == SELF_DRAFT:
         return self_draft(target)
     if spec == TRAINED_DRAFT:
@@ -80,7 +109,7 @@ def tree_form(drafter: Drafter, nodes: int, depth: int = TREE_DEPTH) -> TreeDraf
     trie of every match, a feature or model draft by EAGLE-2 expansion. None for a drafter with no tree
     form. The tree form shares the chain drafter's model (and a feature draft its state)."""
     if isinstance(drafter, PromptLookupDrafter):
-        return LookupTreeDrafter(nodes, depth, drafter.max_ngram, drafter.min_ngram)
+        return LookupTreeDrafter(nodes, depth, drafter.max_ngram, drafter.min_ngram, drafter.never)
     if isinstance(drafter, FeatureDrafter):
         return FeatureTreeDrafter(drafter, nodes, depth, TREE_TOP_K)
     if isinstance(drafter, ModelDrafter):
@@ -98,5 +127,5 @@ def chain_form(drafter: Drafter | TreeDrafter) -> Drafter:
     if isinstance(drafter, ModelTreeDrafter):
         return ModelDrafter(drafter.model, name=drafter.name.removesuffix(" tree"))
     if isinstance(drafter, LookupTreeDrafter):
-        return PromptLookupDrafter(drafter.max_ngram, drafter.min_ngram)
+        return PromptLookupDrafter(drafter.max_ngram, drafter.min_ngram, drafter.never)
     return drafter

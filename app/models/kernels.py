@@ -3,22 +3,25 @@
 At load, the model's own linear shapes are timed on each candidate path with random weights (a sample
 of them larger than the last-level cache, so weights stream from memory as in a real step), at 1 row
 (a target step) and at VERIFY_ROWS rows (a verify pass); the fastest by their sum runs. The choice is
-cached per machine and shape set (cost_cache), so later loads time nothing. Without native bf16
-(`packing.packing_supported()`), and for models whose linears fit in cache, fp32 runs untimed.
-No Qt here.
+kept in the model's machine profile (machine_profile.py), so later loads time nothing. Without native
+bf16 (`packing.packing_supported()`), and for models whose linears fit in cache, fp32 runs untimed.
+A new kind of path is a new candidate: `candidates` offers it, `time_paths` times it beside the others
+(the profile's key names the candidates, so offering one re-measures). No Qt here.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import cost_cache
+from . import machine_load
 from .attention import row_exact_unsupported, use_row_exact_attention
+from .clock import time_interleaved
+from .machine_load import Load
 from .packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
 
 VERIFY_ROWS = 9  # a verify pass of γ = 8: the longest auto γ
@@ -50,6 +53,7 @@ class PathChoice:
     timings: dict  # label (with hint) -> [ms at 1 row, ms at VERIFY_ROWS rows]: estimated linears per step
     cached: bool
     reason: str  # one line: why this path
+    load: Load | None = None  # the machine while the paths were timed; None when nothing was timed
 
 
 def dtype_label(dtype: torch.dtype) -> str:
@@ -71,8 +75,9 @@ def linear_shapes(model: nn.Module) -> list[tuple[int, int]]:
     return [(m.out_features, m.in_features) for m in model.modules() if type(m) is nn.Linear]
 
 
-def choose_path(model: nn.Module, dtype: torch.dtype | None, use_cache: bool = True) -> PathChoice:
-    """The fastest linear path for this model on this CPU, among `candidates(dtype)`."""
+def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice | None = None) -> PathChoice:
+    """The fastest linear path for this model on this CPU, among `candidates(dtype)`. known: the choice
+    the machine profile holds for these candidates, reused as it is (the profile decides when it is stale)."""
     paths = candidates(dtype)
     shapes = linear_shapes(model)
     dense = sum(o * i for o, i in shapes) * 4
@@ -83,26 +88,22 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, use_cache: bool = T
     if dtype is None and (why := row_exact_unsupported(model)) is not None:
         # bf16 verify rows would differ from single steps by ulps, and greedy speculation from target-only greedy
         return PathChoice(paths[0], {}, False, f"fp32: {why}, which has no row-exact bf16 attention here")
-    key = cost_cache.key_of(["linear-path", *cost_cache.machine_parts(), str(dtype), shapes])
-    if use_cache and (hit := cost_cache.read(key)) is not None:
-        try:
-            return PathChoice(LinearPath(**hit["path"]), hit["timings"], True, hit["reason"])
-        except (KeyError, TypeError):
-            pass
+    if known is not None and known.path in paths:
+        return PathChoice(known.path, known.timings, True, known.reason, known.load)
     exact = [p for p in paths if p.dtype == "float32" or rows_independent(p, shapes)] or paths[:1]
-    timings = time_paths(shapes, exact)
+    with machine_load.watch() as watch:
+        timings = time_paths(shapes, exact)
     score = {p: sum(timings[p]) for p in exact}
     best = min(exact, key=score.__getitem__)
-    others = ", ".join(f"{_name(p)} {score[p]:.1f}" for p in exact)
-    dropped = "".join(f"; {_name(p)} left out: row-dependent" for p in paths if p not in exact)
+    others = ", ".join(f"{path_name(p)} {score[p]:.1f}" for p in exact)
+    dropped = "".join(f"; {path_name(p)} left out: row-dependent" for p in paths if p not in exact)
     reason = f"{best.label}: fastest linears here (ms at 1 + {VERIFY_ROWS} rows: {others}{dropped})"
-    table = {_name(p): [round(t, 3) for t in timings[p]] for p in exact}
-    if use_cache:
-        cost_cache.write(key, {"kind": "linear-path", "path": vars(best), "timings": table, "reason": reason})
-    return PathChoice(best, table, False, reason)
+    table = {path_name(p): [round(t, 3) for t in timings[p]] for p in exact}
+    return PathChoice(best, table, False, reason, watch.load)
 
 
-def _name(path: LinearPath) -> str:
+def path_name(path: LinearPath) -> str:
+    """The label with the packing hint: names a candidate in a timing table and in the profile's key."""
     return f"{path.label} h{path.hint}" if path.packed else path.label
 
 
@@ -111,7 +112,8 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
     """path -> (ms, ms): estimated time of all the model's linears at 1 and VERIFY_ROWS rows.
 
     Timed on a sample (the largest linear, then linears in module order up to SAMPLE_BYTES), scaled by
-    bytes: a linear this size streams its weight from memory, so its time follows its bytes.
+    bytes: a linear this size streams its weight from memory, so its time follows its bytes. Every path
+    and row count is timed in each repetition (clock.time_interleaved), so load falls on all alike.
     """
     largest = max(shapes, key=lambda s: s[0] * s[1])
     sample, size = [largest], largest[0] * largest[1]
@@ -123,26 +125,23 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
     scale = sum(o * i for o, i in shapes) / size
     gen = torch.Generator().manual_seed(0)
     weights = [torch.randn(o, i, generator=gen) * 0.02 for o, i in sample]
-    out = {}
+    inputs = {i: torch.randn(VERIFY_ROWS, i, generator=gen) for i in {i for _, i in sample}}
+    runs = {}
     for path in paths:
         ws = [w.to(path.torch_dtype) for w in weights]
         if path.packed:
             ws = [torch.ops.mkldnn._reorder_linear_weight(w, path.hint) for w in ws]
         fn = _packed if path.packed else F.linear
-        times = []
         for rows in (1, VERIFY_ROWS):
-            xs = {i: torch.randn(rows, i, generator=gen).to(path.torch_dtype) for i in {i for _, i in sample}}
-            best = float("inf")
-            for rep in range(reps + 1):  # the first pass warms the kernels and is not kept
-                t0 = time.perf_counter()
-                for (_, i), w in zip(sample, ws, strict=True):
-                    fn(xs[i], w)
-                if rep:
-                    best = min(best, time.perf_counter() - t0)
-            times.append(best * scale * 1e3)
-        out[path] = tuple(times)
-        del ws
-    return out
+            xs = {i: x[:rows].to(path.torch_dtype) for i, x in inputs.items()}
+            runs[path, rows] = partial(_all_linears, fn, [(xs[i], w) for (_, i), w in zip(sample, ws, strict=True)])
+    best = time_interleaved(runs, reps=reps).best
+    return {p: (best[p, 1] * scale * 1e3, best[p, VERIFY_ROWS] * scale * 1e3) for p in paths}
+
+
+def _all_linears(fn, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    for x, w in pairs:
+        fn(x, w)
 
 
 @torch.inference_mode()

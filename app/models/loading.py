@@ -14,13 +14,14 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from . import conversion_cache, kernels, memory, threads
+from . import conversion_cache, kernels, machine_profile, memory, threads
 from .checkpoint import inspect_folder, inspect_gguf
 from .devices import default_dtype, parse_device
 from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
 from .errors import CorruptModel, ModelError, ModelNotFound, NotAModel, OutOfMemory, UnsupportedArchitecture
 from .hub import looks_like_repo_id, resolve_repo
 from .progress import LoadProgress, ProgressCallback, ignore_progress
+from .threads import ThreadChoice
 
 
 @dataclass
@@ -30,8 +31,11 @@ class LoadedModel:
     name: str
     spec: str
     load_seconds: float = 0.0
-    # source ("embedded", "gguf", "folder", "hub"), path, converted_cache ("hit"/"stored"), warnings
+    # source ("embedded", "gguf", "folder", "hub"), path, converted_cache ("hit"/"stored"), warnings, requested_dtype
     extra: dict = field(default_factory=dict)
+    # What was measured for it on this machine: kernels, threads, v(n), drafter costs (machine_profile.py).
+    profile: machine_profile.MachineProfile | None = None
+    replaced: machine_profile.MachineProfile | None = None  # the cached profile a re-measure replaced (remeasure=True)
 
     @property
     def device(self) -> torch.device:
@@ -44,7 +48,13 @@ class LoadedModel:
     @property
     def kernels(self) -> str:
         """The linear path that runs, for people: "bf16 · oneDNN packed", "fp32", "bf16" (GPU: its dtype)."""
-        return self.extra.get("linear_path") or kernels.dtype_label(self.dtype)
+        chosen = self.profile.kernels if self.profile is not None else None
+        return chosen.path.label if chosen is not None else kernels.dtype_label(self.dtype)
+
+    @property
+    def threads(self) -> ThreadChoice | None:
+        """The CPU thread count chosen at load (None on a GPU): its count, timings and reason."""
+        return self.profile.threads if self.profile is not None else None
 
     @property
     def vocab_size(self) -> int:
@@ -83,9 +93,12 @@ def load_model(
     offline: bool | None = None,
     progress: ProgressCallback | None = None,
     use_cache: bool = True,
+    remeasure: bool = False,
 ) -> LoadedModel:
-    """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the cached
-    CPU path. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path)."""
+    """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the machine
+    profile. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path), and the
+    thread count is timed (threads.choose_threads), both reused from the model's machine profile while it
+    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds."""
     report = progress or ignore_progress
     start = time.perf_counter()
     dev = parse_device(device)
@@ -101,14 +114,7 @@ def load_model(
             model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
         else:
             model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra, report)
-        if dev.type == "cpu" and getattr(model, "hf_device_map", None) is None:
-            report(LoadProgress("kernels", 0.95, "timing this CPU's linear kernels"))
-            choice = kernels.choose_path(model, requested, use_cache=use_cache)
-            model = kernels.apply_path(model, choice.path)
-            extra["linear_path"], extra["linear_reason"] = choice.path.label, choice.reason
-            report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
-            chosen = threads.choose_threads(model, use_cache=use_cache)
-            extra["threads"], extra["threads_reason"], extra["thread_timings"] = chosen.threads, chosen.reason, chosen.timings
+        model, profile, stored = _measure_cpu(model, requested, dev, name, use_cache, remeasure, report)
     except ModelError:
         memory.release()
         raise
@@ -116,7 +122,29 @@ def load_model(
         memory.release()
         raise _as_model_error(exc, name) from exc
     report(LoadProgress("done", 1.0, f"loaded {name}"))
-    return LoadedModel(model, tokenizer, name, spec, time.perf_counter() - start, extra)
+    return LoadedModel(model, tokenizer, name, spec, time.perf_counter() - start, extra, profile,
+                       stored if remeasure else None)
+
+
+def _measure_cpu(model, requested, dev, name, use_cache, remeasure, report):
+    """(the model on its CPU linear path, its machine profile with that path and the thread count, the cached
+    profile): reused or timed, and written back when anything was timed. A GPU or a model spread over
+    devices has neither."""
+    key = machine_profile.profile_key(model, dev, requested)
+    stored = machine_profile.read(key) if use_cache else None
+    reuse = machine_profile.Reuse(stored, remeasure=remeasure)
+    path = chosen = None
+    if dev.type == "cpu" and getattr(model, "hf_device_map", None) is None:
+        report(LoadProgress("kernels", 0.95, "timing this CPU's linear kernels"))
+        path = kernels.choose_path(model, requested, known=reuse.part("kernels"))
+        report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
+        # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
+        model = kernels.apply_path(model, path.path)
+        chosen = threads.choose_threads(model, known=reuse.part("threads"))
+    profile = machine_profile.after_loading(reuse.stored, key, path, chosen, name)
+    if use_cache and profile != stored:
+        machine_profile.write(profile)
+    return model, profile, stored
 
 
 def locate(spec: str, *, offline: bool | None, allow_pickle: bool, report: ProgressCallback) -> tuple[str, Path, str]:

@@ -8,6 +8,7 @@ from app.engine.policy import Choice, Option
 from .calibration import Selection
 from .drafts import make_drafter
 from .loading import LoadedModel
+from .reasons import limit_text
 
 
 def best_option(selection: Selection | None) -> Option | None:
@@ -28,6 +29,6 @@ def speculate_anyway(selection: Selection, target: LoadedModel, **load_kwargs) -
         raise ValueError("no drafter is available for this target, so there is no speculation to show")
     drafter = make_drafter(best.name, target, **load_kwargs)
     reason = (f"{best.label}, γ {best.gamma}, shown anyway: predicted {best.predicted:.2f}× target-only on this "
-              f"machine ({best.why})")
+              f"machine ({limit_text(best.limit)})")
     choice = Choice(best.name, best.gamma, best.predicted, reason, selection.choice.options)
     return Selection(drafter, best.name, choice, selection.calibration)

@@ -1,12 +1,10 @@
 """Timing on this machine: the target's verify pass v(n), and a short greedy probe of one drafter (c, α).
 
 Other processes only ever add time, so every cost is the minimum over repetitions (the uncontended
-cost), and v(n) is made non-decreasing in n. No Qt here.
+cost: clock.time_interleaved), and v(n) is made non-decreasing in n. No Qt here.
 """
 
 from __future__ import annotations
-
-import time
 
 import torch
 
@@ -14,6 +12,7 @@ from app.engine import DecodeParams, Drafter, generate
 from app.engine.kv import context_limit, forward, new_cache, rollback
 from app.engine.policy import DrafterProfile, VerifyCosts
 
+from .clock import time_interleaved
 from .loading import LoadedModel
 
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
@@ -46,11 +45,6 @@ def probe_ids(target: LoadedModel, gamma_max: int) -> torch.Tensor:
     return ids
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 @torch.inference_mode()
 def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
     """v(n) for n = 1..n_max in seconds (head on every row), timed at TIMED_SIZES and n_max, interleaved
@@ -63,23 +57,15 @@ def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS
     held = cache.get_seq_length()
     timed = sorted({n for n in TIMED_SIZES if n < n_max} | {n_max})
     sizes = [(n, n) for n in timed] + [(n_max, 1)]
-    times: dict[tuple[int, int], list[float]] = {s: [] for s in sizes}
-    for rep in range(reps + 1):  # the first pass warms kernels and the allocator, and is not kept
-        for n, keep in sizes:
-            fresh = ids[-1:].repeat(n)
-            _sync(device)
-            t0 = time.perf_counter()
-            forward(model, cache, fresh, keep=keep)
-            _sync(device)
-            if rep:
-                times[n, keep].append(time.perf_counter() - t0)
-            rollback(cache, held)
+    fresh = {n: ids[-1:].repeat(n) for n, _ in sizes}
+    runs = {(n, keep): (lambda n=n, keep=keep: forward(model, cache, fresh[n], keep=keep)) for n, keep in sizes}
+    best = time_interleaved(runs, reps=reps, device=device, after=lambda _k: rollback(cache, held)).best
     points, floor = [], 0.0
     for n in timed:  # more tokens never cost less: what looks cheaper is noise
-        floor = max(floor, min(times[n, n]))
+        floor = max(floor, best[n, n])
         points.append((n, floor))
     seconds = tuple(_interpolate(points, n) for n in range(1, n_max + 1))
-    head = max(0.0, (min(times[n_max, n_max]) - min(times[n_max, 1])) / max(n_max - 1, 1))
+    head = max(0.0, (best[n_max, n_max] - best[n_max, 1]) / max(n_max - 1, 1))
     return VerifyCosts(seconds, head)
 
 

@@ -12,7 +12,6 @@ a 4D-masked pass does not cost what a chain pass of the same length does. No Qt 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 
 import torch
@@ -23,9 +22,10 @@ from app.engine.policy import TREE_DEPTH, TREE_NODES_MAX, DrafterProfile, Verify
 from app.engine.tree import make_tree
 from app.engine.tree_verify import tree_forward, tree_support
 
+from .clock import time_interleaved
 from .drafts import tree_form
 from .loading import LoadedModel
-from .timing import _interpolate, _sync
+from .timing import _interpolate
 
 PROBE_TOKENS = 32
 
@@ -57,20 +57,13 @@ def with_tree_costs(model, ids: torch.Tensor, verify: VerifyCosts, sizes=(2, 9, 
     held = cache.get_seq_length()
     n_max = len(verify.seconds)
     sizes = sorted({n for n in sizes if n < n_max} | {n_max})
-    times: dict[int, list[float]] = {n: [] for n in sizes}
-    for rep in range(reps + 1):  # the first pass warms up and is not kept
-        for n in sizes:
-            tree = probe_tree(n - 1)
-            _sync(device)
-            t0 = time.perf_counter()
-            head(model, tree_forward(model, cache, ids[-1:], tree, len(ids), trunk=True))
-            _sync(device)
-            if rep:
-                times[n].append(time.perf_counter() - t0)
-            rollback(cache, held)
+    trees = {n: probe_tree(n - 1) for n in sizes}
+    runs = {n: (lambda n=n: head(model, tree_forward(model, cache, ids[-1:], trees[n], len(ids), trunk=True)))
+            for n in sizes}
+    best = time_interleaved(runs, reps=reps, device=device, after=lambda _n: rollback(cache, held)).best
     points, floor = [(1, verify.seconds[0])], verify.seconds[0]
     for n in sizes:
-        floor = max(floor, min(times[n]))
+        floor = max(floor, best[n])
         points.append((n, floor))
     seconds = tuple(_interpolate(points, n) for n in range(1, n_max + 1))
     return replace(verify, tree_seconds=seconds)

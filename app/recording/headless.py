@@ -3,13 +3,15 @@ timing the GUI worker delivers. Imports torch when called, not when imported."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
+
+from app.models.baseline import BASELINE_STEPS, time_target_steps
 
 from .builder import RunBuilder, drafter_info, model_info, top_vocab
 from .format import Run
 
 
-def record_run(target, drafter, turns: list[dict], params, baseline_steps: int = 6, label: str | None = None,
+def record_run(target, drafter, turns: list[dict], params, baseline_steps: int = BASELINE_STEPS, label: str | None = None,
                cancel=None) -> Run:
     """Decode `turns` with target (a LoadedModel) and drafter; every event lands in the Run with the
     moment it was produced. baseline_steps > 0 first times target-only steps (the measured speedup)."""
@@ -29,11 +31,9 @@ def record_run(target, drafter, turns: list[dict], params, baseline_steps: int =
     common = dict(stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size, cancel=cancel)
     with torch.inference_mode():
         if baseline_steps:
-            quick = replace(params, max_new_tokens=baseline_steps + 1, seed=0)
-            times = [e.verify_time for e in decode(target.model, input_ids, None, quick, **common)
-                     if isinstance(e, RoundEvent) and e.round > 0]
-            if times:
-                builder.baseline(sum(times) / len(times))
+            step = time_target_steps(target, input_ids, params, steps=baseline_steps, cancel=cancel)
+            if step is not None:
+                builder.baseline(step)
         builder.t0 = builder.clock()  # the run's clock starts when decoding does
         builder.run.baseline_t = 0.0
         batch: list = []

@@ -29,8 +29,7 @@ from .usage import speclens_usage
 if TYPE_CHECKING:
     import torch
 
-    from app.engine import Drafter
-    from app.engine.policy import AutoGamma
+    from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
     from app.models import LoadedModel
     from app.session import ChatModel
@@ -57,9 +56,9 @@ class ServedPair:
     """What the host serves: the target, its drafter (None: target-only) and the default sampling."""
 
     target: LoadedModel
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     params: DecodeParams  # defaults for fields a request leaves out
-    auto: AutoGamma | None = None  # live γ shared by the answers; only the worker thread touches it
+    auto: LiveController | None = None  # live γ shared by the answers; only the worker thread touches it
     static: StaticDecoder | None = None
 
     @classmethod
@@ -215,9 +214,6 @@ class EngineHost:
     def subscribe(self, observer: Callable[[Answer, Item], None]) -> None:
         """observer(answer, item) for every item of every answer, in the worker thread, after its deliver."""
         self._observers.append(observer)
-
-    def unsubscribe(self, observer: Callable[[Answer, Item], None]) -> None:
-        self._observers.remove(observer)
 
     @property
     def waiting(self) -> int:

@@ -1,7 +1,7 @@
 """ChatModel: the loaded pair of a session, its drafter choice and live γ, and the one State of its engine.
 
 The front end owns the widgets; this owns the facts they show: the target, the drafter and the measured
-Selection behind it, the live γ controller (AutoGamma or TreeSize), the StaticDecoder while compiled
+Selection behind it, the live γ controller (a protocols.LiveController), the StaticDecoder while compiled
 steps are on, the token-tree mode, why auto switched to target-only live, and what the engine is doing.
 Its engine work is serial (one engine thread, one host worker), so the state is one value; work asked
 for while the engine is busy waits in order and starts when it is idle again (a draft chosen while
@@ -23,11 +23,11 @@ from app.models.specs import AUTO
 from .observers import Observers
 
 if TYPE_CHECKING:
-    from app.engine import Drafter
-    from app.engine.policy import AutoGamma, TreeSize
+    from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
     from app.models import LoadedModel
     from app.models.calibration import Selection
+    from app.models.live_check import Disagreement, LiveCheck
 
 
 class State(Enum):
@@ -45,11 +45,12 @@ class ChatModel:
         self.target_spec, self.draft_spec = target_spec, draft_spec
         self.tree_mode = tree_mode if tree_mode in TREE_MODES else AUTO
         self.target: LoadedModel | None = None
-        self.drafter: Drafter | None = None
+        self.drafter: AnyDrafter | None = None
         self.selection: Selection | None = None  # the measured drafter choice of the loaded pair
-        self.auto: AutoGamma | TreeSize | None = None  # its live γ controller
+        self.auto: LiveController | None = None  # its live γ controller
         self.static: StaticDecoder | None = None  # while compiled decoding steps are on and warmed up
         self.switched: Switch | None = None  # why auto went target-only after live rounds, if it did
+        self.live: LiveCheck | None = None  # the loaded target's machine profile against live rounds
         self.state = State.IDLE
         self.closing = threading.Event()  # set once closing: a load in flight stops at its next stage
         self._waiting: deque[tuple[State, Callable[[], None]]] = deque()
@@ -123,8 +124,8 @@ class ChatModel:
             self.state_changed.emit(state)
 
     # --- the pair --------------------------------------------------------------------------------
-    def install(self, target: LoadedModel, drafter: Drafter | None, draft_spec: str,
-                selection: Selection | None = None, auto: AutoGamma | TreeSize | None = None) -> bool:
+    def install(self, target: LoadedModel, drafter: AnyDrafter | None, draft_spec: str,
+                selection: Selection | None = None, auto: LiveController | None = None) -> bool:
         """A loaded pair replaces the previous one; its live γ is the selection's unless given. The compiled
         steps were built for the previous pair. True when the target itself changed."""
         changed = target is not self.target
@@ -133,8 +134,30 @@ class ChatModel:
         self.target_spec, self.draft_spec = target.spec, draft_spec
         self.switched = None
         self.static = None
+        self.live = _live_check(target)
         self.pair_changed.emit()
         return changed
+
+    def observe(self, r) -> None:
+        """A round of the running answer (a RoundEvent): to the live γ controller, and, on the dynamic cache
+        the profile timed, to the live check of the machine profile."""
+        if self.auto is not None:
+            self.auto.observe(r)
+        if self.live is not None and self.static is None:
+            self.live.observe(r)
+
+    def check_machine(self) -> Disagreement | None:
+        """After an answer: when live rounds disagree with the target's machine profile (live_check.py), the
+        profile is marked disputed in the cache and the disagreement returned; the front end then loads the
+        pair again (LoadRequest(remeasure=True), Models ▸ Measure this machine again), which measures anew."""
+        if self.live is None or (why := self.live.disagreement) is None:
+            return None
+        from app.models.live_check import dispute
+
+        if self.target is not None and self.target.profile is not None:
+            self.target.profile = dispute(self.target.profile, why)
+        self.live = None  # one verdict per loaded profile: the next load measures again
+        return why
 
     def recheck(self, measured: float | None, new_tokens: int) -> Switch | None:
         """After an answer with draft 'auto': the engine policy's verdict on keeping the draft
@@ -151,6 +174,8 @@ class ChatModel:
     def take_back(self) -> None:
         """Speculate again with the drafter auto dropped live: kept as a hand pick, which auto leaves alone."""
         selection = self.selection
+        if selection is None:  # nothing was measured, so nothing was dropped
+            return
         self.drafter, self.auto, self.switched = selection.drafter, selection.auto_gamma(), None
         self.draft_spec = selection.spec
         self.pair_changed.emit()
@@ -177,3 +202,12 @@ class ChatModel:
         if hand_gamma is not None:
             return hand_gamma
         return self.auto.gamma_max if self.auto is not None else AUTO_GAMMA_START
+
+
+def _live_check(target: LoadedModel) -> LiveCheck | None:
+    """The live check of a target whose profile has its step timed (a drafter selection ran); else None."""
+    if target.profile is None or target.profile.verify is None:
+        return None
+    from app.models.live_check import LiveCheck
+
+    return LiveCheck(target.profile)

@@ -16,7 +16,7 @@ from app.models.progress import LoadProgress
 from app.models.specs import NO_DRAFT
 
 if TYPE_CHECKING:
-    from app.engine import Drafter
+    from app.engine.protocols import AnyDrafter
     from app.models import LoadedModel
     from app.models.calibration import Selection
 
@@ -30,16 +30,18 @@ class LoadRequest:
     cancel: threading.Event | None = None  # set when the app closes: the load stops at its next stage
     anyway: Selection | None = None  # auto's target-only choice: build its fastest measured drafter instead
     tree: bool | None = None  # token trees: None lets the measurement choose, True/False force them (TREE_MODES)
+    remeasure: bool = False  # Models ▸ Measure this machine again: the target reloads and every timing is taken anew
 
 
 @dataclass
 class LoadResult:
     target: LoadedModel
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     draft_spec: str
     seconds: float
     selection: Selection | None = None  # the measured choice ("auto") and costs behind the live γ
     anyway: bool = False  # speculating although auto chose target-only ("Show speculation anyway")
+    changes: tuple[str, ...] = ()  # with remeasure: what the new timings changed, one line each
 
 
 def load_pair(request: LoadRequest, imports: Callable[[float], None],
@@ -63,13 +65,14 @@ def load_pair(request: LoadRequest, imports: Callable[[float], None],
         stage(what, p)
 
     target = request.current
-    if target is None or target.spec != request.target_spec or \
+    if target is None or target.spec != request.target_spec or request.remeasure or \
             target.extra.get("requested_dtype", "auto") != request.dtype:
         import torch
 
         target = None  # released before the next copy loads
         dtype = None if request.dtype == "auto" else getattr(torch, request.dtype)
-        target = load_model(request.target_spec, dtype=dtype, progress=lambda p: report("Target", p))
+        target = load_model(request.target_spec, dtype=dtype, progress=lambda p: report("Target", p),
+                            remeasure=request.remeasure)
     _check(request)
     stage("Draft", LoadProgress("draft", 0.0, request.draft_spec))
     # Times the drafters on this machine (or reads the cached timings) and builds the chosen one, a token
@@ -81,11 +84,17 @@ def load_pair(request: LoadRequest, imports: Callable[[float], None],
         selection = speculate_anyway(request.anyway, target)
     else:
         selection = select(target, request.draft_spec, tree=request.tree, progress=lambda p: report("Draft", p),
-                           cancel=request.cancel)
+                           cancel=request.cancel, remeasure=request.remeasure)
     _check(request)
     startup_trace.mark("drafter")
+    changes: tuple[str, ...] = ()
+    if request.remeasure and target.profile is not None:
+        from app.models.machine_profile import changes_of
+
+        changes = tuple(changes_of(target.replaced, target.profile))
     return LoadResult(target, selection.drafter, request.draft_spec, time.perf_counter() - start,
-                      selection if request.draft_spec != NO_DRAFT else None, anyway=request.anyway is not None)
+                      selection if request.draft_spec != NO_DRAFT else None, anyway=request.anyway is not None,
+                      changes=changes)
 
 
 def _check(request: LoadRequest) -> None:

@@ -5,23 +5,28 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.engine import DecodeParams, DynamicRounds, ModelDrafter, drafters, rounds
+from app.engine import DecodeParams, ModelDrafter
 from app.engine.kv import forward, new_cache
 from app.engine.kv import rollback as crop  # bound here, so the planted no-op rollbacks leave it alone
+from app.engine.runner import begin_runner
 
 GAMMA = 4
 PROMPT = [5, 9, 12, 7, 3]
 
 
-def cache_faults(target, draft, n_rounds: int = 12) -> list[str]:
-    """Drive DynamicRounds round by round; describe the caches that are off (stops at the first)."""
+def cache_faults(target, draft, n_rounds: int = 12, planted: str | None = None) -> list[str]:
+    """Drive a dynamic-cache runner round by round; describe the caches that are off (stops at the first).
+    planted: "target" or "draft", whose cache backend never drops its rejected drafts."""
     params = DecodeParams(gamma=GAMMA, temperature=1.0)
     drafter = ModelDrafter(draft)
     drafter.seed(1)
     drafter.begin()
     ids_list = list(PROMPT)
-    runner = DynamicRounds(target, ids_list, drafter, torch.Generator().manual_seed(0))
-    cache = runner.cache
+    runner = begin_runner(target, ids_list, drafter, torch.Generator().manual_seed(0), 0)
+    cache = runner.cache.cache
+    if planted is not None:
+        backend = runner.cache.backend if planted == "target" else drafter.backend
+        backend.rollback = lambda cache, length: None  # an instance attribute: the other side keeps its own
     rejections = 0
     for r in range(n_rounds):
         verdict = runner.step(ids_list, GAMMA, params, target.config.vocab_size).verdict
@@ -59,11 +64,10 @@ def test_caches_roll_back_exactly(vocab34_pair):
     assert cache_faults(*vocab34_pair) == []
 
 
-@pytest.mark.parametrize("module", [rounds, drafters], ids=["target", "draft"])
-def test_skipped_rollback_is_caught(vocab34_pair, monkeypatch, module):
+@pytest.mark.parametrize("side", ["target", "draft"])
+def test_skipped_rollback_is_caught(vocab34_pair, side):
     """Planted bug: one side never drops its rejected drafts."""
-    monkeypatch.setattr(module, "rollback", lambda cache, length: None)
-    faults = cache_faults(*vocab34_pair)
+    faults = cache_faults(*vocab34_pair, planted=side)
     print("\n".join(faults))
     assert faults
 

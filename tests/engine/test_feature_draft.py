@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.engine import DecodeParams, DynamicRounds, generate
+from app.engine import DecodeParams, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.kv import new_cache, trunk
+from app.engine.runner import begin_runner
 from app.engine.static import StaticDecoder
 from engine.feature_helpers import feature_drafter, random_feature_draft
 from engine.helpers import (
@@ -107,6 +108,7 @@ class Recorder:
     """Forwards to a FeatureDrafter and keeps what its last draft() returned."""
 
     wants_features = True
+    proposes = "chain"
 
     def __init__(self, inner: FeatureDrafter) -> None:
         self.inner, self.name, self.last = inner, inner.name, None
@@ -124,8 +126,8 @@ class Recorder:
     def commit(self, kept, features, start):
         self.inner.commit(kept, features, start)
 
-    def static_form(self, decoder):
-        return self.inner.static_form(decoder)
+    def static_form(self):
+        return self.inner.static_form()
 
 
 def state_faults(target, model, rounds: int = 14) -> list[str]:
@@ -137,7 +139,7 @@ def state_faults(target, model, rounds: int = 14) -> list[str]:
     drafter.seed(1)
     drafter.begin()
     ids_list = [5, 9, 12, 7, 3]
-    runner = DynamicRounds(target, ids_list, drafter, torch.Generator().manual_seed(0))
+    runner = begin_runner(target, ids_list, drafter, torch.Generator().manual_seed(0), 0)
     faults, rejections, acceptances = [], 0, 0
     for r in range(rounds):
         ids = torch.tensor(ids_list)

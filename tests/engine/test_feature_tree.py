@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from app.engine import DecodeParams, generate, tree_rounds
+from app.engine import DecodeParams, generate, runner
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
 from app.engine.kv import new_cache, trunk
@@ -70,7 +70,7 @@ def test_feature_tree_state_equals_a_fresh_recompute(vocab34_pair):
 
 def test_features_of_the_first_nodes_instead_of_the_path_are_caught(vocab34_pair, monkeypatch):
     """Planted bug: commit the first k node rows of the tree pass instead of the accepted path's rows."""
-    monkeypatch.setattr(tree_rounds, "kept_features", lambda hidden, m, path: hidden[: m + len(path)])
+    monkeypatch.setattr(runner, "kept_features", lambda hidden, m, path: hidden[: m + len(path)])
     faults, _ = state_faults(vocab34_pair[0])
     assert faults
 

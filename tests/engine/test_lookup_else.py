@@ -10,21 +10,24 @@ import copy
 import pytest
 import torch
 
-from app.engine import DecodeParams, DynamicRounds, ModelDrafter, RoundEvent, decode, generate
+from app.engine import DecodeParams, ModelDrafter, RoundEvent, decode, decoding, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.gated_lookup import GatedLookupDrafter
 from app.engine.kv import new_cache, trunk
-from app.engine.lookup_else import (
+from app.engine.lookup_else import LookupElseDrafter
+from app.engine.policy import (
     DRAFT,
     EXPLORE_EVERY,
     LOOKUP,
     TARGET,
-    LookupElseDrafter,
+    DrafterProfile,
     LookupElseGamma,
+    VerifyCosts,
     best_draft_gamma,
+    best_gamma,
     predict,
 )
-from app.engine.policy import DrafterProfile, VerifyCosts, best_gamma
+from app.engine.runner import begin_runner
 from app.engine.static import StaticDecoder
 from engine.feature_helpers import feature_drafter, random_feature_draft
 from engine.helpers import PROMPTS, chi_square_p, exact_joint, greedy, reference, sampled_joint
@@ -122,9 +125,7 @@ class PeekingLookupElse(LookupElseDrafter):
     """Planted bug: it reads the round's first uniform draw (a copy of the main stream, which accept()
     draws next) and keeps the lookup proposal only when that draw is small, i.e. when it would pass."""
 
-    def dynamic_rounds(self, target, prompt, generator):
-        self.main = generator
-        return super().dynamic_rounds(target, prompt, generator)
+    main: torch.Generator | None = None
 
     def choose(self, device, ids_list, gamma, vocab_size):
         peek = torch.Generator().manual_seed(0)
@@ -136,9 +137,16 @@ class PeekingLookupElse(LookupElseDrafter):
         return chosen
 
 
-def test_a_choice_read_from_the_rounds_draw_is_caught(vocab8_pair):
+def test_a_choice_read_from_the_rounds_draw_is_caught(vocab8_pair, monkeypatch):
     target, _ = vocab8_pair
     drafter = lookup_else(feature_drafter(target, vocab_k=6), min_ngram=2, cls=PeekingLookupElse)
+    honest = decoding.begin_runner
+
+    def begin(target, prompt, drafter, generator, *args):  # hands the planted drafter the main stream
+        drafter.main = generator
+        return honest(target, prompt, drafter, generator, *args)
+
+    monkeypatch.setattr(decoding, "begin_runner", begin)
     counts = sampled_joint(target, drafter, JOINT_PROMPT, JOINT, VOCAB, samples=2500)
     pvalue = chi_square_p(counts, exact_joint(target, JOINT_PROMPT, JOINT, VOCAB))
     print(f"peeking choice: chi-square p-value {pvalue:.4g}")
@@ -166,7 +174,7 @@ def sync_faults(target, model, cls=LookupElseDrafter, rounds: int = 24) -> tuple
     drafter.seed(1)
     drafter.begin()
     ids_list = [5, 9, 12, 7, 3, 5, 9, 12, 7, 3, 5]
-    runner = DynamicRounds(target, ids_list, drafter, torch.Generator().manual_seed(0))
+    runner = begin_runner(target, ids_list, drafter, torch.Generator().manual_seed(0), 0)
     faults, checked, before = [], 0, None
     for r in range(rounds):
         ids = torch.tensor(ids_list)

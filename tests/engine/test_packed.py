@@ -320,3 +320,21 @@ def test_row_exact_attention_is_attention():
         mask[0, 0, 5:, 522:525] = False  # rows 5.. skip three earlier nodes (a branch)
         want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask, enable_gqa=True)
         torch.testing.assert_close(attention.row_exact_attention(q, k, v, mask=mask).float(), want, atol=2e-2, rtol=0)
+
+
+def test_compiling_the_packed_path_is_refused_in_one_line_before_it_starts(vocab34_pair, monkeypatch):
+    """Issue #28: inductor cannot lower a packed linear here (it wants the packed weight as a frozen constant),
+    so --compile on the bf16 CPU path is refused with a reason before any compiling, never a traceback."""
+    from app.engine import Unsupported
+    from app.engine.static import StaticDecoder
+
+    target, draft = vocab34_pair
+    packed = packed_copy(target)
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiling started"))
+    with pytest.raises(Unsupported) as refused:
+        StaticDecoder(packed, compile=True)
+    assert "oneDNN-packed" in str(refused.value) and "\n" not in str(refused.value)
+    plain = StaticDecoder(target, compile=True, backend="eager")
+    reason = plain.supports(ModelDrafter(packed_copy(draft)))  # a packed draft model under an fp32 target
+    assert reason is not None and "oneDNN-packed" in reason and "the draft" in reason
+    assert plain.supports(ModelDrafter(draft)) is None and StaticDecoder(packed).supports(None) is None

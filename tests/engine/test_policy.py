@@ -19,6 +19,7 @@ from app.engine.policy import (
     speedup,
 )
 from app.engine.stats import expected_tokens_per_round, predicted_speedup
+from app.models.reasons import choice_reason, limit_text
 from engine.helpers import chi_square_p, exact_joint
 
 FLAT = VerifyCosts((0.05,) * 10)  # verification as cheap as one step: the paper's assumption
@@ -78,9 +79,9 @@ def test_the_slow_drafter_is_never_picked():
 def test_nothing_faster_means_target_only_with_the_reason():
     choice = choose([profile(1.05, 0.98, "self-draft")], CPU)
     assert choice.target_only and choice.predicted == 1.0
-    assert "draft costs 1.05 target steps on this CPU" in choice.reason
+    assert "draft costs 1.05 target steps on this CPU" in choice_reason(choice)
     low = choose([profile(0.05, 0.05, "weak")], CPU)
-    assert low.target_only and "acceptance α 0.05 is too low" in low.reason
+    assert low.target_only and "acceptance α 0.05 is too low" in choice_reason(low)
     assert choose([], CPU).target_only
 
 
@@ -211,12 +212,12 @@ def test_choice_takes_the_tree_when_it_pays_and_says_why_when_it_does_not():
     good = tree_profile(rising, tree_c=0.2, name="good")
     choice = choose([good], CPU32)
     assert choice.tree and choice.nodes == best_nodes(good, CPU32)[0] and choice.gamma == TREE_DEPTH
-    assert f"tree of {choice.nodes} nodes" in choice.reason and choice.tree_limit is None
+    assert f"tree of {choice.nodes} nodes" in choice_reason(choice) and choice.tree_limit is None
     flat = tree_profile([0.2] * 32, tree_c=0.4, name="flat")
     choice = choose([flat], CPU32)
     assert not choice.tree and choice.nodes == 0
     limit = choice.tree_limit if not choice.target_only else choice.options[0].tree
-    assert limit is not None and limit.kind == "tree" and limit.nodes >= 1 and "does not pay" in limit.text
+    assert limit is not None and limit.kind == "tree" and limit.nodes >= 1 and "does not pay" in limit_text(limit)
     assert choose([good], CPU32, tree=False).nodes == 0  # --tree off
     assert option_for(flat, CPU32, tree=True).nodes >= 1  # --tree on
 
@@ -272,7 +273,12 @@ def test_recheck_keeps_a_draft_the_live_rounds_predict_faster():
 
 
 def test_measured_predictions_use_the_policy_formula():
-    # stats.predicted_speedup (the plots, the server's usage) is policy.speedup on measured inputs
-    for alpha, gamma, c, v in ((0.5, 2, 0.1, 1.0), (0.8, 4, 0.2, 1.45), (0.3, 7, 0.05, 1.8)):
+    # stats.predicted_speedup (the plots, the server's usage) against the paper's closed form, written out
+    # here, and its values worked by hand: (1 - α^(γ+1)) / ((1 - α)(γc + v)).
+    for (alpha, gamma, c, v), by_hand in (((0.5, 2, 0.1, 1.0), 1.75 / 1.2), ((0.8, 4, 0.2, 1.45), 3.3616 / 2.25),
+                                          ((0.3, 7, 0.05, 1.8), 1.42847770 / 2.15)):
+        closed = (1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * c + v))
+        assert closed == pytest.approx(by_hand, rel=1e-7)
+        assert predicted_speedup(alpha, gamma, c, v) == pytest.approx(closed, rel=1e-12)
         verify = VerifyCosts((1.0,) * gamma + (v,))
-        assert predicted_speedup(alpha, gamma, c, v) == speedup(profile(c, alpha), gamma, verify)
+        assert speedup(profile(c, alpha), gamma, verify) == pytest.approx(closed, rel=1e-12)  # the load-time one

@@ -10,7 +10,7 @@ import dataclasses
 
 import torch
 
-from app.engine import DecodeParams, ModelDrafter, generate, rounds
+from app.engine import DecodeParams, ModelDrafter, generate, proposals
 from engine.helpers import law_deviations
 
 GAMMA = 4
@@ -45,7 +45,7 @@ def test_accepted_counts_follow_the_law(vocab34_pair):
 
 def test_dropped_bonus_is_caught(vocab34_pair, monkeypatch):
     """Planted bug: when every draft is accepted, end the round without sampling the bonus token."""
-    honest = rounds.accept
+    honest = proposals.accept
 
     def no_bonus(p, q, x, generator, greedy=False, **kwargs):
         verdict = honest(p, q, x, generator, greedy, **kwargs)
@@ -54,7 +54,7 @@ def test_dropped_bonus_is_caught(vocab34_pair, monkeypatch):
             return dataclasses.replace(verdict, n_accepted=g - 1, next_token=int(x[-1]))
         return verdict
 
-    monkeypatch.setattr(rounds, "accept", no_bonus)
+    monkeypatch.setattr(proposals, "accept", no_bonus)
     deviations = law_deviations(run_rounds(*vocab34_pair))
     print("sigmas per n under the bug:", [round(d, 2) for d in deviations])
     assert max(abs(d) for d in deviations) > SIGMAS

@@ -14,7 +14,8 @@ from tiny_models import noisy_copy
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, RoundEvent, decode, generate
 from app.engine.drafters import unsupported_on_static
-from app.engine.static import StaticDecoder, StaticRounds
+from app.engine.runner import Runner
+from app.engine.static import StaticDecoder
 from app.engine.static_kv import StaticModel
 from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
@@ -99,7 +100,7 @@ def test_one_host_sync_per_round(vocab34_pair, close_draft, monkeypatch):
     """Every device-to-host read a tensor offers is counted inside each round: exactly one (the packed verdict)."""
     target, _ = vocab34_pair
     reads = []
-    honest_step = StaticRounds.step
+    honest_step = Runner.step
 
     def counted_step(self, *args):
         reads.append(0)
@@ -114,7 +115,7 @@ def test_one_host_sync_per_round(vocab34_pair, close_draft, monkeypatch):
             return _honest(tensor, *a, **k)
 
         monkeypatch.setattr(torch.Tensor, name, counting)
-    monkeypatch.setattr(StaticRounds, "step", counted_step)
+    monkeypatch.setattr(Runner, "step", counted_step)
     static = StaticDecoder(target, min_capacity=64)
     for drafter in (None, ModelDrafter(close_draft), PromptLookupDrafter()):
         reads.clear()
@@ -126,6 +127,7 @@ def test_unsupported_drafter_is_refused(vocab34_pair):
     class Other:
         name = "other"
         wants_features = False
+        proposes = "chain"
 
         def seed(self, seed):
             pass
@@ -133,8 +135,8 @@ def test_unsupported_drafter_is_refused(vocab34_pair):
         def begin(self):
             pass
 
-        def static_form(self, decoder):
-            return unsupported_on_static(self)
+        def static_form(self):
+            raise unsupported_on_static(self)
 
     with pytest.raises(ValueError, match="does not support the other drafter"):
         run(vocab34_pair[0], PROMPTS[0], Other(), 2, StaticDecoder(vocab34_pair[0]))

@@ -1,4 +1,4 @@
-"""Tree rounds on static caches (static_tree.StaticTreeRounds): target-only greedy token for token, the dynamic
+"""Tree rounds on static caches (runner.Runner with proposals.TREE and static.StaticRoundCache): target-only greedy token for token, the dynamic
 tree rounds' tokens and events for the same seed at T = 1, one host sync a round for a lookup trie, and a
 padded pass whose compacted buffers continue like a fresh prefill. Each check has a planted twin that fails.
 """
@@ -11,11 +11,13 @@ import pytest
 import torch
 from tiny_models import tiny_model
 
-from app.engine import DecodeParams, generate, static_tree, tree_accept
+from app.engine import DecodeParams, generate, tree_accept
+from app.engine import static as static_module
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
-from app.engine.static import StaticDecoder, StaticRounds
-from app.engine.static_tree import StaticTreeRounds
+from app.engine.runner import RUNNERS, Runner, begin_runner
+from app.engine.static import StaticDecoder, StaticRoundCache
+from app.engine.static_kv import StaticModel
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
 from engine.feature_helpers import random_feature_draft
 from engine.helpers import PROMPTS, chi_square_p, exact_joint, reference, sampled_joint
@@ -63,7 +65,7 @@ def test_greedy_static_tree_equals_target_greedy(vocab34_pair, kind, prompt):
 def test_static_tree_without_compaction_is_caught(vocab34_pair, monkeypatch):
     """Planted: the accepted nodes stay in tree order in the buffers (no index copy)."""
     target, draft = vocab34_pair
-    monkeypatch.setattr(static_tree, "compact_static", lambda cache, past_len, path: None)
+    monkeypatch.setattr(StaticModel, "compact", lambda self, past_len, path: None)
     static = StaticDecoder(target, min_capacity=64)
     greedy = DecodeParams(gamma=4, temperature=0, max_new_tokens=40)
     differs = [run(target, prompt, tree_drafter(kind, target, draft), greedy, static).token_ids
@@ -91,14 +93,14 @@ def test_padding_seen_by_the_tree_is_caught(vocab34_pair, monkeypatch):
     """Planted: every real row also sees the padding rows (stale keys of earlier rounds); the seeded
     equality with the dynamic run must break."""
     target, draft = vocab34_pair
-    honest = static_tree.static_tree_inputs
+    honest = static_module.static_tree_inputs
 
     def leaky(tree, past_len, size, device=None):
         pos, block = honest(tree, past_len, size, device)
         block[:, len(tree) + 1 :] = True
         return pos, block
 
-    monkeypatch.setattr(static_tree, "static_tree_inputs", leaky)
+    monkeypatch.setattr(static_module, "static_tree_inputs", leaky)
     static = StaticDecoder(target, min_capacity=64)
     differs = [run(target, REPETITIVE, tree_drafter("lookup", target, draft, budget=5), replace(SAMPLED, seed=s), static).token_ids
                != run(target, REPETITIVE, tree_drafter("lookup", target, draft, budget=5), replace(SAMPLED, seed=s)).token_ids
@@ -152,7 +154,7 @@ def test_one_host_sync_per_lookup_tree_round(vocab34_pair, monkeypatch):
     """A lookup trie is host data: each static tree round reads the device exactly once (the packed verdict)."""
     target, _ = vocab34_pair
     reads = []
-    honest_step = StaticTreeRounds.step
+    honest_step = Runner.step
 
     def counted_step(self, *args):
         reads.append(0)
@@ -167,18 +169,21 @@ def test_one_host_sync_per_lookup_tree_round(vocab34_pair, monkeypatch):
             return _honest(tensor, *a, **k)
 
         monkeypatch.setattr(torch.Tensor, name, counting)
-    monkeypatch.setattr(StaticTreeRounds, "step", counted_step)
+    monkeypatch.setattr(Runner, "step", counted_step)
     run(target, REPETITIVE, LookupTreeDrafter(budget=8), SAMPLED, StaticDecoder(target, min_capacity=64))
     assert reads and set(reads) == {1}, reads
 
 
-def test_tree_drafters_name_the_static_tree_runner(vocab34_pair):
+def test_the_table_runs_tree_drafters_as_tree_rounds_on_static_caches(vocab34_pair):
+    """A drafter declares a tree; the runner table, not the drafter, picks tree rounds on the static cache."""
     target, draft = vocab34_pair
     static = StaticDecoder(target, min_capacity=64)
     for kind in KINDS:
-        assert static.supports(tree_drafter(kind, target, draft)) is None
-        assert static.form(tree_drafter(kind, target, draft)).runner is StaticTreeRounds
-    assert static.form(None) is None and issubclass(StaticTreeRounds, StaticRounds)
+        drafter = tree_drafter(kind, target, draft)
+        assert static.supports(drafter) is None and drafter.proposes == "tree"
+        runner = begin_runner(target, [5, 9, 12], drafter, torch.Generator(), 8, static)
+        assert runner.rule is RUNNERS[("tree", "static")][0] and isinstance(runner.cache, StaticRoundCache)
+    assert begin_runner(target, [5, 9, 12], None, torch.Generator(), 8, static).rule.kind == "chain"
 
 
 def test_target_without_a_4d_mask_is_refused_in_one_line():

@@ -1,6 +1,6 @@
 """End to end through tree rounds: the first 3 emitted tokens follow the target's exact joint law.
 
-The real pieces run once per sample through decode() and tree_rounds.TreeRounds: a tree drafted
+The real pieces run once per sample through decode() and the tree rounds (runner.Runner with proposals.TREE): a tree drafted
 (prompt-lookup trie, draft-model expansion, their union), one target pass with the 4D mask, the
 one-hot rule, KV compaction, the next round. The exact
 law over all 8^3 continuations comes from cache-free forward passes (helpers.exact_joint).

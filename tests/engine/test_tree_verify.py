@@ -8,11 +8,11 @@ import torch
 from tiny_models import tiny_model
 from transformers import masking_utils
 
-from app.engine import tree_verify
-from app.engine.kv import forward, new_cache
+from app.engine import kv, tree_verify
+from app.engine.kv import backend_for, forward, new_cache
 from app.engine.static_kv import StaticModel
-from app.engine.tree import ROOT, additive, make_tree, tree_mask
-from app.engine.tree_verify import compact, compact_static, static_tree_inputs, tree_forward
+from app.engine.tree import ROOT, make_tree, tree_mask
+from app.engine.tree_verify import static_tree_inputs, tree_forward
 
 ATOL = 1e-5  # fp32: only the summation order differs from a plain forward
 PROMPT = [0, 5, 9, 3, 17, 3, 22]
@@ -54,13 +54,16 @@ def test_tree_pass_equals_each_path(target, cached):
 def test_planted_mask_errors_are_caught(target, monkeypatch, leak):
     """Planted: a causal mask (siblings see each other), or a 1/0 float mask (the classic mistake: added
     to the scores it hides nothing). The per-path comparison must fail."""
-    def wrong(tree, past_len, fresh=0, dtype=torch.float32, device=None):
+    honest = kv.additive
+
+    def causal(tree, past_len, fresh=0, device=None):
         rows, cols = fresh + len(tree), past_len + len(tree)
-        visible = torch.ones(rows, cols, dtype=torch.bool).tril(cols - rows)
-        if leak == "causal":
-            return additive(visible, dtype)
-        return (tree_mask(tree, past_len, fresh, dtype, device) == 0).to(dtype)
-    monkeypatch.setattr(tree_verify, "tree_mask", wrong)
+        return torch.ones(rows, cols, dtype=torch.bool, device=device).tril(cols - rows)
+
+    if leak == "causal":
+        monkeypatch.setattr(tree_verify, "tree_visible", causal)
+    else:
+        monkeypatch.setattr(kv, "additive", lambda visible, dtype: (honest(visible, dtype) == 0).to(dtype))
     logits, _ = tree_logits(target, PROMPT, TREE, len(PROMPT) - 1)
     assert (logits - path_references(target, PROMPT, TREE)).abs().max() > 1e-3
 
@@ -81,7 +84,7 @@ def test_compacted_cache_continues_like_a_prefill(target, path):
     """After compaction the cache is the committed prompt plus the accepted path: the next token's
     logits equal a fresh prefill's (a stale node, a wrong slot or a wrong rotary phase would not)."""
     _, cache = tree_logits(target, PROMPT, TREE, len(PROMPT) - 1)
-    compact(cache, len(PROMPT), path)
+    backend_for(target).compact(cache, len(PROMPT), path)
     accepted = [TREE.tokens[i] for i in path]
     assert cache.get_seq_length() == len(PROMPT) + len(path)
     nxt = 7
@@ -93,7 +96,7 @@ def test_compaction_without_the_copy_is_caught(target, monkeypatch):
     """Planted: crop to the right length but keep the nodes in tree order (no gather)."""
     _, cache = tree_logits(target, PROMPT, TREE, len(PROMPT) - 1)
     monkeypatch.setattr(torch.Tensor, "index_select", lambda self, dim, index: self.narrow(dim, int(index[0]), len(index)))
-    compact(cache, len(PROMPT), [4, 7])
+    backend_for(target).compact(cache, len(PROMPT), [4, 7])
     monkeypatch.undo()
     logits = forward(target, cache, torch.tensor([7]), keep=1)[-1]
     assert (logits - plain_logits(target, PROMPT + [5, 3, 7])).abs().max() > 1e-3
@@ -116,12 +119,12 @@ def static_tree_pass(target, tree, size: int, leak: bool = False):
 @pytest.mark.parametrize("path", [[], [1], [0, 2, 5]])
 def test_static_tree_pass_and_compaction(target, path):
     """The same on a StaticModel's preallocated buffers, padded to 16 rows: per-path logits, then after
-    compact_static the next step's logits equal a fresh prefill's."""
+    StaticModel.compact the next step's logits equal a fresh prefill's."""
     if target.config._attn_implementation != "sdpa":
         pytest.skip("the static cache is exercised once")
     sm, logits = static_tree_pass(target, TREE, 16)
     torch.testing.assert_close(logits, path_references(target, PROMPT, TREE), atol=ATOL, rtol=0)
-    compact_static(sm.cache, len(PROMPT), path)
+    sm.compact(len(PROMPT), path)
     accepted = [TREE.tokens[i] for i in path]
     logits = sm.step(torch.tensor([7]), len(PROMPT) + len(path))
     torch.testing.assert_close(logits, plain_logits(target, PROMPT + accepted + [7]), atol=ATOL, rtol=0)
@@ -135,7 +138,7 @@ def test_static_padding_and_missing_copy_are_caught(target, monkeypatch):
     assert (logits - path_references(target, PROMPT, TREE)).abs().max() > 1e-3
     sm, _ = static_tree_pass(target, TREE, 16)
     monkeypatch.setattr(torch.Tensor, "index_copy_", lambda self, dim, index, source: self)
-    compact_static(sm.cache, len(PROMPT), [4, 7])
+    sm.compact(len(PROMPT), [4, 7])
     monkeypatch.undo()
     logits = sm.step(torch.tensor([7]), len(PROMPT) + 2)
     assert (logits - plain_logits(target, PROMPT + [5, 3, 7])).abs().max() > 1e-3
@@ -150,7 +153,7 @@ def test_embedded_model_tree_pass(default_target):
     tree = make_tree([top[0], top[1], top[2], 11, 13, 17], [ROOT, ROOT, ROOT, 0, 0, 3])
     logits, cache = tree_logits(model, prompt, tree, len(prompt) - 1)
     torch.testing.assert_close(logits, path_references(model, prompt, tree), atol=1e-4, rtol=0)
-    compact(cache, len(prompt), [0, 3, 5])
+    backend_for(model).compact(cache, len(prompt), [0, 3, 5])
     logits = forward(model, cache, torch.tensor([19]), keep=1)[-1]
     torch.testing.assert_close(logits, plain_logits(model, prompt + [top[0], 11, 17, 19]), atol=1e-4, rtol=0)
 

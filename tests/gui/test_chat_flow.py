@@ -122,5 +122,8 @@ def test_export_html_contains_the_statuses(qtbot, chat_rig, tmp_path):
     path = tmp_path / "chat.html"
     chat_rig.history.export_conversation_to(path, "html")
     html = path.read_text(encoding="utf-8")
-    for status in {t.status.value for t in chat_rig.recorder.tokens if t.emitted}:
+    emitted = [t for t in chat_rig.recorder.tokens if t.emitted]
+    assert emitted, "the answer emitted no token, so the export shows nothing to check"
+    for status in {t.status.value for t in emitted}:
         assert f'class="tok {status}"' in html
+    assert html.count('class="tok ') >= len(emitted)  # every emitted token is in the export

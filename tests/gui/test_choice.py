@@ -20,10 +20,10 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_rig):
 
 
 def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_rig, monkeypatch):
-    from app.engine import policy
+    from app.engine.policy import switch
 
-    monkeypatch.setattr(policy, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
-    monkeypatch.setattr(policy, "MEASURED_FLOOR", 0.0)
+    monkeypatch.setattr(switch, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
+    monkeypatch.setattr(switch, "MEASURED_FLOOR", 0.0)
     win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.selection.spec == "prompt-lookup" and win.model.drafter is not None
     assert win.controls.gamma_is_auto() and win.model.auto is not None

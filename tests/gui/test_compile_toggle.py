@@ -65,3 +65,23 @@ def test_a_larger_gamma_is_compiled_before_the_next_message(qtbot, model_rig, mo
     model_rig.controls.gamma.setValue(0)  # γ auto: the live controller's whole range
     qtbot.waitUntil(lambda: model_rig.model.static is not None and model_rig.model.idle, timeout=120_000)
     assert model_rig.compile_flow.request.max_gamma == model_rig.model.auto.gamma_max
+
+
+def test_compiling_the_packed_bf16_path_is_refused_before_it_starts(qtbot, model_rig, monkeypatch):
+    """Issue #28: on oneDNN-packed linears the toggle unticks with a one-line reason, before any compiling."""
+    import pytest
+    import torch
+
+    from app.models import kernels
+    from app.models.packed import packing_supported
+
+    if not packing_supported():
+        pytest.skip("this CPU has no native bf16 (oneDNN)")
+    kernels.apply_path(model_rig.model.target.model, kernels.LinearPath("bfloat16", packed=True, hint=8))  # in place
+    monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiling started"))
+    steps = []
+    model_rig.worker.warm_progress.connect(lambda done, total: steps.append(done))
+    model_rig.controls.compile.setChecked(True)
+    qtbot.waitUntil(lambda: not model_rig.controls.compile.isChecked(), timeout=30_000)
+    assert model_rig.model.static is None and steps == []
+    assert "oneDNN-packed" in model_rig.status.banner.text() and "\n" not in model_rig.status.banner.text()

@@ -152,12 +152,13 @@ def test_the_drafter_choice_is_explained_in_chinese(chinese):
     """The policy (no Qt) gives its reasons as data; the window words them in the user's language."""
     from app.engine.policy import Choice, Limit, Option
     from app.gui.model_flow import _reason, _why
+    from app.models.reasons import limit_text
 
     names = {"SmolLM"}
     for limit in (Limit("cost", 1.05, 2.1, "CPU"), Limit("coverage", 0.38, 2.1, "CPU"),
                   Limit("acceptance", 0.21, 2.1, "CPU"), Limit("tree", 0.55, 3.8, "CPU", 20)):
         assert not untranslated(_why(limit), names), _why(limit)
-        assert untranslated(limit.text, names)  # the English stays for the CLI and the logs
+        assert untranslated(limit_text(limit), names)  # the English stays for the CLI and the logs
     option = Option("self", "SmolLM", 4, 0.93, Limit("cost", 0.93, 2.1, "CPU"))
     tree = Option("self", "SmolLM", 6, 1.3, Limit("cost", 0.2, 2.1, "CPU"), nodes=12)
     for choice in (Choice(None, 1, 1.0, "", (option,)), Choice("self", 4, 1.2, "", (option,)), Choice(None, 1, 1.0, ""),

@@ -37,10 +37,17 @@ def test_auto_measures_every_candidate_then_reads_the_cache(target, monkeypatch)
     assert again.spec == first.spec
 
 
+def _timed_to(n_max: int, seconds: tuple[float, ...]) -> tuple[float, ...]:
+    """v(n) timed up to n_max tokens, as measure_verify returns it: past `seconds`, the line VerifyCosts
+    extrapolates (so every v(n) is the same as from `seconds` alone)."""
+    slope = seconds[-1] - seconds[-2]
+    return seconds[:n_max] + tuple(seconds[-1] + slope * k for k in range(1, n_max - len(seconds) + 1))
+
+
 def _inject(monkeypatch, costs: dict[str, tuple[float, float]]):
     """probe() returns the given (c, alpha) per spec instead of timing: drafters of known cost."""
-    monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: VerifyCosts(
-        (0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089)))
+    monkeypatch.setattr(calibration, "measure_verify", lambda model, ids, n_max, **k: VerifyCosts(
+        _timed_to(n_max, (0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089))))
     monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: DrafterProfile(
         spec, spec, *costs[spec]))
     monkeypatch.setattr(calibration, "with_tree", lambda target, drafter, ids, profile, verify: profile)
@@ -81,25 +88,49 @@ def test_a_hand_picked_draft_is_kept_even_when_slow(target, monkeypatch):
     assert sel.choice.predicted < 1.0 and "1.05 target steps" in sel.choice.reason
 
 
-def test_the_cache_key_follows_machine_pair_device_dtype_and_kernels(target, monkeypatch):
-    key = cost_cache.calibration_key(target, ["self"], 8)
-    assert cost_cache.calibration_key(target, ["self"], 8) == key
-    assert cost_cache.calibration_key(target, ["self", "prompt-lookup"], 8) != key
-    assert cost_cache.calibration_key(target, ["self"], 4) != key
+def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_offer(target, monkeypatch):
+    from app.models import kernels, machine_profile, threads
+
+    cpu = torch.device("cpu")
+    key = machine_profile.profile_key(target.model, cpu, None)
+    assert target.profile.key == key and machine_profile.profile_key(target.model, cpu, None) == key
+    assert machine_profile.profile_key(target.model, cpu, torch.float32) != key
     monkeypatch.setattr(cost_cache, "machine_id", lambda: "another machine")
-    assert cost_cache.calibration_key(target, ["self"], 8) != key
+    assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
-    monkeypatch.setitem(target.extra, "linear_path", "bf16 · oneDNN packed")
-    assert cost_cache.calibration_key(target, ["self"], 8) != key
+    offered = kernels.candidates(None)  # a new kernel path on offer (the native C model, later): timed again
+    monkeypatch.setattr(kernels, "candidates", lambda dtype: [*offered, kernels.LinearPath("float16")])
+    assert machine_profile.profile_key(target.model, cpu, None) != key
+    monkeypatch.undo()
+    monkeypatch.setattr(threads, "_pinned", 1)
+    assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
     original = cost_cache.model_fingerprint(target.model)
     weight = target.model.get_input_embeddings().weight
     try:
         weight.data[0, 0] += 1.0  # other weights: another pair
         assert cost_cache.model_fingerprint(target.model) != original
-        assert cost_cache.calibration_key(target, ["self"], 8) != key
+        assert machine_profile.profile_key(target.model, cpu, None) != key
     finally:
         weight.data[0, 0] -= 1.0
+
+
+def test_another_drafter_is_timed_alone_and_a_longer_pass_times_the_step_again(target, monkeypatch):
+    """Drafter costs are kept per drafter in the one profile: a new candidate times only itself; a γ
+    needing a longer verify pass than was timed times the step again, and so every drafter with it."""
+    probed, verified = [], []
+    _inject(monkeypatch, {"self": (0.5, 0.5), "prompt-lookup": (0.001, 0.6)})
+    monkeypatch.setattr(calibration, "measure_verify", lambda model, ids, n_max, **k: verified.append(n_max) or VerifyCosts(
+        tuple(0.05 + 0.005 * n for n in range(n_max))))
+    monkeypatch.setattr(calibration, "probe", lambda target, drafter, spec, ids, verify, info=None: probed.append(
+        spec) or DrafterProfile(spec, spec, 0.5, 0.5))
+    calibrate(target, ["prompt-lookup"])
+    cal, _ = calibrate(target, ["self", "prompt-lookup"])
+    assert probed == ["prompt-lookup", "self"] and len(verified) == 1 and not cal.cached
+    assert [p.name for p in cal.profiles] == ["self", "prompt-lookup"]
+    assert calibrate(target, ["self", "prompt-lookup"])[0].cached
+    calibrate(target, ["prompt-lookup"], gamma_max=40)  # 41 tokens: past the 33 timed
+    assert len(verified) == 2 and probed[-1] == "prompt-lookup"
 
 
 def test_a_damaged_cache_file_means_measuring_again(target, monkeypatch):
@@ -149,7 +180,7 @@ def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf):
     first = load_model(str(tiny_gguf), device="cpu")
     second = load_model(str(tiny_gguf), device="cpu")
     assert (first.extra["converted_cache"], second.extra["converted_cache"]) == ("stored", "hit")
-    assert cost_cache.calibration_key(first, ["self"], 8) == cost_cache.calibration_key(second, ["self"], 8)
+    assert first.profile.key == second.profile.key
 
 
 def test_tree_mass_per_budget_is_the_sum_of_path_masses():
@@ -173,7 +204,8 @@ def _inject_profiles(monkeypatch, profiles: dict[str, DrafterProfile]):
 
 def test_lookup_else_a_paying_draft_is_chosen_with_its_controller(target, monkeypatch):
     """Lookup matching in 40% of rounds, a draft that pays alone: lookup where it pays, else the draft."""
-    from app.engine.lookup_else import LookupElseDrafter, LookupElseGamma
+    from app.engine.lookup_else import LookupElseDrafter
+    from app.engine.policy import LookupElseGamma
 
     self_draft = DrafterProfile("self", "bf16 self-draft", 0.1, 0.6)
     _inject_profiles(monkeypatch, {"self": self_draft,
@@ -208,3 +240,13 @@ def test_lookup_else_beside_lookup_per_round_needs_only_to_be_faster(target, mon
     alone = {o.name: o.predicted for o in sel.choice.options[1:]}
     assert 1.0 < alone["self"] < 1.03 and alone["prompt-lookup"] < 1.03
     assert isinstance(sel.drafter, LookupElseDrafter) and sel.choice.predicted > 1.0
+
+
+def test_a_candidate_that_cannot_be_built_is_left_out_and_not_tried_again(target, monkeypatch, tmp_path):
+    _inject(monkeypatch, {"prompt-lookup": (0.001, 0.6)})
+    missing = str(tmp_path / "no-such-draft")
+    cal, _ = calibrate(target, [missing, "prompt-lookup"], skip_failures=True)
+    assert [p.name for p in cal.profiles] == ["prompt-lookup"]
+    monkeypatch.setattr(calibration, "make_drafter", lambda *a, **k: pytest.fail("tried again"))
+    again, _ = calibrate(target, [missing, "prompt-lookup"], skip_failures=True)
+    assert again.cached and again.profiles == cal.profiles

@@ -76,3 +76,16 @@ def test_generate_static_gives_the_same_tokens(capsys, tiny_pair_dirs, draft):
     assert code == 0, err
     assert "warming up decoding steps" in err
     assert [t["id"] for t in json.loads(static)["tokens"]] == [t["id"] for t in json.loads(dynamic)["tokens"]]
+
+
+def test_compile_on_the_default_cpu_path_is_one_line(capsys, default_target):
+    """`speclens generate --draft none --compile` on the default path: where that is the bf16 packed path it
+    is refused in one line before compiling starts (issue #28: an InductorError traceback)."""
+    from app.models.packed import hint_of
+
+    if hint_of(default_target.model) is None:
+        pytest.skip("the default CPU path here is not oneDNN-packed")
+    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "2", "--draft", "none", "--compile"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "oneDNN-packed" in err and "Traceback" not in err
+    assert "compiling decoding steps" not in err

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
+from app.models.reasons import switch_text
 from app.session import ChatModel, State
 
 CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089))
@@ -92,7 +93,7 @@ def test_a_slow_measured_answer_switches_auto_to_target_only(tiny_target):
     assert model.recheck(0.5, 10) is None and model.drafter is not None  # too short to judge: mostly prefill
     assert model.recheck(0.95, 40) is None and model.drafter is not None  # within the noise band
     switch = model.recheck(0.5, 40)
-    assert switch.kind == "measured" and switch.speedup == 0.5 and "0.50× target-only" in switch.text
+    assert switch.kind == "measured" and switch.speedup == 0.5 and "0.50× target-only" in switch_text(switch)
     assert model.drafter is None and model.auto is None and model.switched is switch
     assert changes[-1] == (None, None)  # observers heard it
 

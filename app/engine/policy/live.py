@@ -1,0 +1,106 @@
+"""The live γ controllers: between rounds, γ (or a tree's measured size) follows the live acceptance and costs.
+
+Each is a protocols.LiveController. Feed every RoundEvent to observe(); gamma() is the value for the next
+round. They are only ever used through the params callable, so they change speed, never the output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..events import RoundEvent
+from .cost import AUTO_GAMMA_MAX, TREE_DEPTH, DrafterProfile, VerifyCosts, best_gamma, speedup, tree_accepted
+
+LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
+AUTO_GAMMA_START = 4  # γ 'auto' asks for this until a live controller's choice replaces it
+
+
+class AutoGamma:
+    """γ re-chosen between rounds from the live α per position, c and verify cost of the running drafter.
+
+    The calibration gives v(n) in seconds; live rounds scale it (machine load moves every forward alike)
+    and update α and the draft's seconds per token. Feed every RoundEvent to observe(); gamma() is the
+    value for the next round. Only ever used through the params callable, so it changes speed, not output.
+    """
+
+    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX,
+                 weight: float = LIVE_WEIGHT) -> None:
+        self.verify = verify
+        self.gamma_max = gamma_max
+        self.weight = weight
+        self.alphas = [profile.alpha_at(i) for i in range(1, gamma_max + 1)]
+        self.draft_s = profile.c * verify.step  # seconds per drafted token
+        self.scale = 1.0  # live verify time / calibrated verify time
+        self.coverage = profile.coverage
+        self.name, self.label = profile.name, profile.label
+        self.rounds = 0
+        self._gamma, self._predicted = best_gamma(self.profile, verify, gamma_max)
+
+    @property
+    def profile(self) -> DrafterProfile:
+        c = self.draft_s / (self.verify.step * self.scale)
+        alpha = sum(self.alphas) / len(self.alphas)
+        return DrafterProfile(self.name, self.label, c, alpha, tuple(self.alphas), self.coverage)
+
+    def observe(self, r: RoundEvent) -> None:
+        if r.round == 0:  # the first round carries the prompt's prefill in both timings
+            return
+        w = self.weight
+        self.coverage += w * ((1.0 if r.drafted else 0.0) - self.coverage)
+        if r.drafted:
+            # Positions after the first rejection were scored on a context the output never had.
+            for i, a in enumerate(r.overlap[: min(r.accepted + 1, r.drafted, self.gamma_max)]):
+                self.alphas[i] += w * (a - self.alphas[i])
+            self.draft_s += w * (r.draft_time / r.drafted - self.draft_s)
+        n = r.drafted + 1
+        calibrated = self.verify.v(n) * self.verify.step
+        if r.verify_time > 0 and calibrated > 0:
+            self.scale += w * (r.verify_time / calibrated - self.scale)
+        self.rounds += 1
+        self._gamma, self._predicted = best_gamma(self.profile, self.verify, self.gamma_max)
+
+    def gamma(self) -> int:
+        return self._gamma
+
+    @property
+    def predicted(self) -> float:
+        """Predicted speedup over target-only at the current γ, from the live estimates."""
+        return self._predicted
+
+
+class TreeSize:
+    """The live counterpart of AutoGamma for a tree choice: depth (γ) and node budget stay as measured;
+    live rounds update E[accepted], the tree draft's seconds and the verify scale, so `predicted` and
+    `profile` follow the machine as AutoGamma's do (same attributes, so callers need not ask which)."""
+
+    def __init__(self, profile: DrafterProfile, verify: VerifyCosts, nodes: int, depth: int = TREE_DEPTH,
+                 weight: float = LIVE_WEIGHT) -> None:
+        self.base, self.verify, self.nodes, self.depth, self.weight = profile, verify, nodes, depth, weight
+        self.name, self.label, self.gamma_max = profile.name, profile.label, depth
+        self.accepted = tree_accepted(profile, nodes)
+        self.draft_s = profile.tree_c * verify.step  # seconds per tree draft
+        self.scale = 1.0  # live verify time / calibrated verify time
+        self.rounds = 0
+
+    @property
+    def profile(self) -> DrafterProfile:
+        c = self.draft_s / (self.verify.step * self.scale)
+        return replace(self.base, tree_accepted=self.base.tree_accepted[: self.nodes - 1] + (self.accepted,), tree_c=c)
+
+    def observe(self, r: RoundEvent) -> None:
+        if r.round == 0 or not r.tree_tokens:  # the prefill round; a round with no tree proposed
+            return
+        w = self.weight
+        self.accepted += w * (r.accepted - self.accepted)
+        self.draft_s += w * (r.draft_time - self.draft_s)
+        calibrated = self.verify.v_tree(r.tree_nodes + 1) * self.verify.step
+        if r.verify_time > 0 and calibrated > 0:
+            self.scale += w * (r.verify_time / calibrated - self.scale)
+        self.rounds += 1
+
+    def gamma(self) -> int:
+        return self.depth
+
+    @property
+    def predicted(self) -> float:
+        return speedup(self.profile, self.depth, self.verify, self.nodes)

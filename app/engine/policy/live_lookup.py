@@ -1,0 +1,83 @@
+"""The live controller of lookup-else-draft (lookup_else.LookupElseDrafter): who proposes, and at which γ.
+
+The draft's AutoGamma learns from the rounds the draft proposed and sets its γ; its live rate is the
+bar a lookup proposal must beat. While that rate is below a target step's, the draft is off (γ 0: the
+rounds without a lookup proposal are target steps) but for one round in EXPLORE_EVERY. γ for the round
+is the longest proposal the gate wants at the live α (at least the draft's γ, and 1). Lookup rounds
+update the lookup share and its tokens and cost per round. Like AutoGamma it changes lengths only, never
+q, and only between rounds, so it changes speed, not the output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..events import RoundEvent
+from .cost import AUTO_GAMMA_MAX, DrafterProfile, VerifyCosts
+from .live import LIVE_WEIGHT, AutoGamma
+from .lookup_cost import mixed_speedup, round_yield, worth_proposing
+
+if TYPE_CHECKING:
+    from ..protocols import LookupElse
+
+LOOKUP, DRAFT, TARGET = "lookup", "draft", "target"  # who proposed a round (TARGET: nobody, a target step)
+EXPLORE_EVERY = 16  # while the draft is off, every this many target-only rounds one drafts, so its live rate can recover
+
+
+class LookupElseGamma:
+    """A LiveController with AutoGamma's attributes (callers need not ask which)."""
+
+    def __init__(self, drafter: LookupElse, lookup: DrafterProfile, draft: DrafterProfile,
+                 verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX, weight: float = LIVE_WEIGHT) -> None:
+        self.drafter, self.verify, self.gamma_max, self.weight = drafter, verify, gamma_max, weight
+        self.draft = AutoGamma(draft, verify, gamma_max, weight)
+        self.name, self.label = draft.name, drafter.name
+        self.share = lookup.coverage  # live share of rounds the lookup proposed in
+        k = max(1, worth_proposing(gamma_max, lookup.alpha, verify))
+        self.lookup_round = round_yield(replace(lookup, per_position=()), k, verify)  # (tokens, cost) live
+        self.rounds = 0
+        self.idle = 0  # target-only rounds since the draft last drafted
+        self._sync()
+
+    @property
+    def profile(self) -> DrafterProfile:
+        """The draft's live profile, labelled with the drafter's name."""
+        return replace(self.draft.profile, label=self.label)
+
+    @property
+    def draft_pays(self) -> bool:
+        return self.draft.predicted >= 1.0
+
+    def _sync(self) -> None:
+        on = self.draft_pays or self.idle >= EXPLORE_EVERY
+        self.drafter.draft_gamma = self.draft.gamma() if on else 0
+        self.drafter.lookup.baseline = max(1.0, self.draft.predicted)
+
+    def observe(self, r: RoundEvent) -> None:
+        who = self.drafter.proposer
+        if r.round > 0 and who is not None:
+            w = self.weight
+            self.share += w * ((1.0 if who == LOOKUP else 0.0) - self.share)
+            if who == LOOKUP:
+                tokens, cost = self.lookup_round
+                self.lookup_round = (tokens + w * (r.accepted + 1 - tokens), cost + w * (self.verify.v(r.drafted + 1) - cost))
+            elif who == DRAFT:
+                self.draft.observe(r)
+                self.idle = 0
+            else:
+                self.idle += 1
+            self.rounds += 1
+        self._sync()
+
+    def gamma(self) -> int:
+        lookup = self.drafter.lookup
+        # Never 0: a round with γ 0 never asks the drafter, so the lookup could neither propose nor learn.
+        return max(1, self.drafter.draft_gamma, worth_proposing(self.gamma_max, lookup.alphas, self.verify, lookup.baseline))
+
+    @property
+    def predicted(self) -> float:
+        """Predicted speedup over target-only from the live estimates of both kinds of round (the rest
+        are target steps while the draft is off)."""
+        other = round_yield(self.draft.profile, self.draft.gamma(), self.verify) if self.draft_pays else (1.0, 1.0)
+        return mixed_speedup(self.share, self.lookup_round, other)
