@@ -79,9 +79,9 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
     window.resize(1400, 900)
     window.show()
     log(f"loading {target} with draft {draft} through the window ...")
-    _wait(app, lambda: window.model.target is not None and not window.model.loading or window.banner.isVisible(), 900)
+    _wait(app, lambda: window.model.target is not None and not window.model.loading or window.status.banner.isVisible(), 900)
     if window.model.target is None:
-        raise RuntimeError(window.banner.text())
+        raise RuntimeError(window.status.banner.text())
     window.controls.max_new.setValue(max_new_tokens)
     meter = StallMeter()
     per_message, rss_first, none_first = [], None, None
@@ -93,7 +93,7 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
         _wait(app, lambda: not window.model.generating, 600)
         meter.stop()
         seconds = time.perf_counter() - start
-        answer = window.chat.messages[-1]
+        answer = window.conversation.messages[-1]
         tokens = answer.stats.get("new_tokens") or 0
         per_message.append({"seconds": round(seconds, 2), "tokens": tokens,
                             "finish": answer.stats.get("finish_reason")})
@@ -101,7 +101,7 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
             rss_first, none_first = process.memory_info().rss, sys.getrefcount(None)
         log(f"message {i + 1}/{messages}: {tokens} tokens in {seconds:.1f} s")
     rss_last, none_last = process.memory_info().rss, sys.getrefcount(None)
-    saved = len(window.store.messages(window.chat_flow.conv_id)) if window.chat_flow.conv_id is not None else 0
+    saved = len(window.store.messages(window.conversation.conv_id)) if window.conversation.conv_id is not None else 0
     window.close()
     app.processEvents()
     gaps = sorted(meter.gaps)

@@ -65,7 +65,7 @@ def run(options: GuiOptions) -> int:
     if startup_trace.enabled():
         _trace_startup(app, window)
     if options.replay is not None:
-        window.recordings.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
+        window.start_replay(options.replay, options.replay_name, options.presentation, options.speed)
     elif options.presentation:
         window.presentation.set(True)
     code = app.exec()
@@ -80,10 +80,10 @@ def _trace_startup(app: QApplication, window) -> None:
     startup_trace.mark("window")
 
     def check() -> None:
-        if (window.send_button.isEnabled() and not window.model.loading) or window.recordings.player is not None:
+        if (window.send_button.isEnabled() and not window.model.loading) or window.recordings.replaying():
             startup_trace.mark("ready")
-        elif window.banner.isVisible():
-            print(f"startup: failed {window.banner.text()}", flush=True)
+        elif window.status.banner.isVisible():
+            print(f"startup: failed {window.status.banner.text()}", flush=True)
         else:
             return
         app.quit()

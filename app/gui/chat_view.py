@@ -1,36 +1,19 @@
 """The conversation as a rich-text view: user turns as plain text, answers token by token in
-their status format. Tokens are anchors ("tok:<message>:<index>") so hover and click can show
+their status format. It renders a Conversation (app/session), which holds the messages, and follows its
+observers; it never owns them. Tokens are anchors ("tok:<message>:<index>") so hover and click can show
 their details; per-message actions are anchors too ("act:<name>:<message>")."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser
 
 from app.history.records import StoredToken
+from app.session.conversation import Conversation, Message
 
 from .theme import Colors
 from .token_format import status_formats, status_of
-
-
-@dataclass
-class ChatMessage:
-    role: str  # "user" | "assistant"
-    content: str = ""  # user text; for answers, the emitted tokens' text once complete
-    tokens: list[StoredToken] = field(default_factory=list)  # emitted and rejected, in engine order
-    stats: dict = field(default_factory=dict)
-    partial: bool = False
-    db_id: int | None = None
-    streaming: bool = False  # an answer still arriving: no footer until finish_message
-
-    @property
-    def text(self) -> str:
-        if self.role != "assistant":
-            return self.content
-        return "".join(t.text for t in self.tokens if t.status != "rejected")
 
 
 class ChatView(QTextBrowser):
@@ -39,12 +22,12 @@ class ChatView(QTextBrowser):
     action = Signal(str, int)  # "copy" | "edit" | "regenerate", message index
     example_clicked = Signal(int)  # index into `examples`, shown while the chat is empty
 
-    def __init__(self, colors: Colors, parent=None) -> None:
+    def __init__(self, colors: Colors, conversation: Conversation, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("chat")
         self.setOpenLinks(False)
         self.setUndoRedoEnabled(False)
-        self.messages: list[ChatMessage] = []
+        self.conversation = conversation
         self.examples: list[tuple[str, str]] = []  # (title, prompt)
         self.show_rejected = False
         self.colors = colors
@@ -54,6 +37,10 @@ class ChatView(QTextBrowser):
         self.set_colors(colors)
         self.anchorClicked.connect(self._on_anchor)
         self.highlighted.connect(self._on_hover)
+        conversation.replaced.connect(self.render_all)
+        conversation.message_added.connect(self._message_added)
+        conversation.tokens_added.connect(self._tokens_added)
+        conversation.answer_ended.connect(self._answer_ended)
 
     # --- appearance ---------------------------------------------------------------------------
     def set_colors(self, colors: Colors) -> None:
@@ -65,24 +52,23 @@ class ChatView(QTextBrowser):
         self.show_rejected = show
         self.render_all()
 
-    # --- content ------------------------------------------------------------------------------
-    def set_messages(self, messages: list[ChatMessage]) -> None:
-        self.messages = messages
-        self.render_all()
+    def set_examples(self, examples: list[tuple[str, str]]) -> None:
+        """The example prompts (title, prompt) the empty chat offers."""
+        self.examples = examples
+        if not self.conversation.messages:
+            self.render_all()
 
-    def add_message(self, message: ChatMessage) -> int:
-        if not self.messages:
+    # --- following the conversation -----------------------------------------------------------
+    def _message_added(self, index: int) -> None:
+        if index == 0:
             self.document().clear()  # the examples of the empty chat
-        self.messages.append(message)
-        if len(self.messages) > 1 and len(self.messages) - 2 in self._footers:
-            self._redo_footer(len(self.messages) - 2)  # it was last: it loses "Regenerate"
-        self._render_message(len(self.messages) - 1)
-        return len(self.messages) - 1
+        if index > 0 and index - 1 in self._footers:
+            self._redo_footer(index - 1)  # it was last: it loses "Regenerate"
+        self._render_message(index)
 
-    def finish_message(self, index: int) -> None:
-        """Add or update the footer (statistics, actions) of the last message once its answer has ended.
-        Only the document's tail changes: re-rendering a long chat stalled the window for 100 ms and more."""
-        self.messages[index].streaming = False
+    def _answer_ended(self, index: int) -> None:
+        """Add the footer (statistics, actions) of the last message once its answer has ended. Only the
+        document's tail changes: re-rendering a long chat stalled the window for 100 ms and more."""
         self._redo_footer(index)
         self._scroll_to_end()
 
@@ -92,15 +78,13 @@ class ChatView(QTextBrowser):
         if index in self._footers:
             cursor.setPosition(self._footers.pop(index), QTextCursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
-        message = self.messages[index]
+        message = self.conversation.messages[index]
         if message.role == "assistant" and not message.streaming and (message.stats or message.partial):
             self._insert_footer(cursor, index, message, self._muted())
 
-    def append_tokens(self, index: int, tokens: list[StoredToken]) -> None:
-        """Stream tokens onto the last message (index must be the last one)."""
-        message = self.messages[index]
-        start = len(message.tokens)
-        message.tokens.extend(tokens)
+    def _tokens_added(self, index: int, tokens: list[StoredToken]) -> None:
+        """Tokens streamed onto the last message: drawn at the end of the document."""
+        start = len(self.conversation.messages[index].tokens) - len(tokens)
         cursor = self._end_of_body()
         for offset, token in enumerate(tokens):
             self._insert_token(cursor, index, start + offset, token)
@@ -112,15 +96,15 @@ class ChatView(QTextBrowser):
         self.document().clear()
         self._spans.clear()
         self._footers.clear()
-        for i in range(len(self.messages)):
+        for i in range(len(self.conversation.messages)):
             self._render_message(i)
-        if not self.messages and self.examples:
+        if not self.conversation.messages and self.examples:
             self._render_examples()
         if at_end:
             self._scroll_to_end()
 
     def _render_message(self, index: int) -> None:
-        message = self.messages[index]
+        message = self.conversation.messages[index]
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         first = cursor.position() == 0
@@ -186,7 +170,7 @@ class ChatView(QTextBrowser):
         if cursor.position() > start:  # special tokens have no text and are not shown
             self._spans.setdefault(index, []).append((start, cursor.position()))
 
-    def _insert_footer(self, cursor: QTextCursor, index: int, message: ChatMessage, muted) -> None:
+    def _insert_footer(self, cursor: QTextCursor, index: int, message: Message, muted) -> None:
         st = message.stats
         parts = []
         if st.get("finish_reason") == "error":
@@ -210,7 +194,7 @@ class ChatView(QTextBrowser):
         small = QTextCharFormat(muted)
         small.setFontPointSize(max(self.font().pointSizeF() * 0.85, 7))
         cursor.insertText(" · ".join(parts), small)
-        actions = ("copy", "regenerate") if index == len(self.messages) - 1 else ("copy",)
+        actions = ("copy", "regenerate") if index == len(self.conversation.messages) - 1 else ("copy",)
         if st.get("recording"):
             actions += ("replay",)
         self._insert_actions(cursor, index, actions, small, new_block=False)

@@ -1,5 +1,6 @@
 """The conversation list: search by title, open, rename, delete, export. Reads and writes the
-HistoryStore directly; the window is told which conversation to show."""
+HistoryStore directly and follows the open Conversation (app/session): it marks the one shown and lists
+a chat once its first message is saved; the window is told which conversation to show."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.history import export
 from app.history.store import HistoryStore
+from app.session.conversation import Conversation
 
 
 class ConversationsPanel(QWidget):
@@ -28,9 +30,9 @@ class ConversationsPanel(QWidget):
     deleted = Signal(int, list)  # conversation id, the recording file names its answers named
     new_requested = Signal()
 
-    def __init__(self, store: HistoryStore, parent=None) -> None:
+    def __init__(self, store: HistoryStore, conversation: Conversation, parent=None) -> None:
         super().__init__(parent)
-        self.store = store
+        self.store, self.conversation = store, conversation
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.new_button = QPushButton(self.tr("New chat"))
@@ -49,6 +51,15 @@ class ConversationsPanel(QWidget):
         layout.addWidget(self.search)
         layout.addWidget(self.list, 1)
         self.refresh()
+        conversation.opened.connect(self._opened)
+        conversation.message_added.connect(lambda _index: self.refresh(conversation.conv_id))
+        conversation.answer_ended.connect(lambda _index: self.refresh(conversation.conv_id))
+
+    def _opened(self) -> None:
+        if self.conversation.conv_id is None:
+            self.list.clearSelection()  # a new chat is listed once it has a message
+        else:
+            self.refresh(self.conversation.conv_id)
 
     def refresh(self, current: int | None = None) -> None:
         if not isinstance(current, int):

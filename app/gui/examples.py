@@ -36,25 +36,23 @@ def examples() -> list[Example]:
 
 
 class ExampleFlow:
-    """The examples on the empty chat. Composed into the window: handed the chat model (which draft is in,
-    whether the engine is idle), the chat view it fills, and the window that loads a draft and sends."""
+    """The examples on the empty chat. Handed the chat model (which draft is in, whether the engine is idle),
+    the chat view that offers them, the status sink, the input box a prompt goes into, `load(target, draft)`
+    that switches to an example's draft and `send()` that sends the input box."""
 
-    def __init__(self, window, model, chat) -> None:
-        self.window, self.model, self.chat = window, model, chat
+    def __init__(self, model, chat, status, input_box, load, send) -> None:
+        self.model, self.chat, self.status, self.input, self.load, self.send = model, chat, status, input_box, load, send
         self.pending: str | None = None  # the prompt of an example waiting for its draft to load
         self.items = examples()
         self._speeds: dict[str, tuple[str, float]] = {}  # draft spec -> (label, speedup measured here)
-        chat.examples = [(e.title, e.prompt) for e in self.items]
+        chat.set_examples([(e.title, e.prompt) for e in self.items])
         chat.example_clicked.connect(self.run)
-        chat.render_all()
 
     def measured(self, selection) -> None:
         """After a load: every drafter the calibration measured gives its speed to the examples using it."""
         if selection is not None:
             self._speeds.update({o.name: (o.label, o.predicted) for o in selection.choice.options})
-        self.chat.examples = [(self._title(e), e.prompt) for e in self.items]
-        if not self.chat.messages:
-            self.chat.render_all()
+        self.chat.set_examples([(self._title(e), e.prompt) for e in self.items])
 
     def _speed_text(self, example: Example) -> str | None:
         if example.draft not in self._speeds:
@@ -70,27 +68,27 @@ class ExampleFlow:
         return f"{example.title} ({speed})" if speed else example.title
 
     def run(self, index: int) -> None:
-        w, model = self.window, self.model
+        model = self.model
         if not model.idle or model.target is None:
             return
         example = self.items[index]
         speed = self._speed_text(example)
         if speed and self._speeds[example.draft][1] < 1.0:  # never a slowdown without saying so
-            w.statusBar().showMessage(QCoreApplication.translate(
+            self.status.flash(QCoreApplication.translate(
                 "Examples", "This example shows the colours, not a speedup: {0}").format(speed), 8000)
         if example.draft != model.draft_spec:
             self.pending = example.prompt
-            w.model_flow.load_models(model.target_spec, example.draft)
+            self.load(model.target_spec, example.draft)
             return
-        w.input.setPlainText(example.prompt)
-        w.chat_flow.send()
+        self.input.setPlainText(example.prompt)
+        self.send()
 
     def send_pending(self) -> None:
         """After a load: the example that asked for the new draft goes out now."""
         prompt, self.pending = self.pending, None
         if prompt is not None and self.model.target is not None:
-            self.window.input.setPlainText(prompt)
-            self.window.chat_flow.send()
+            self.input.setPlainText(prompt)
+            self.send()
 
-    def load_failed(self) -> None:
+    def load_failed(self, _message: str = "") -> None:
         self.pending = None

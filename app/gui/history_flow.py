@@ -4,24 +4,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
 from app.history import HistoryError
+from app.session.conversation import Message
 
-from .chat_view import ChatMessage
+from .answer_recorder import remove_recordings
 from .conversations import write_export
 from .live_stats import rounds_from_stats
-from .recording_flow import remove_recordings
 
 
 class HistoryFlow(QObject):
-    """Composed into the window, not a mixin: handed the chat model (nothing opens while an answer streams)
-    and the window whose chat, statistics and conversation list it fills from the history store."""
+    """Handed the conversation it opens and clears, the chat model (nothing opens while an answer streams),
+    the history store, the status sink, the live statistics it rebuilds for an opened chat, the conversation
+    list, the input box (a new chat takes the keyboard) and the plots it exports."""
 
-    def __init__(self, window, model) -> None:
-        super().__init__(window)
-        self.window, self.model = window, model
+    def __init__(self, conversation, model, store, status, stats, conversations, input_box, plots, parent=None) -> None:
+        super().__init__(parent)
+        self.conversation, self.model, self.store, self.status = conversation, model, store, status
+        self.stats, self.conversations, self.input, self.plots = stats, conversations, input_box, plots
+        self._clear_after_answer = False  # the open chat was deleted while its answer streamed
+        conversation.answer_ended.connect(self._answer_ended)
 
     def new_chat(self) -> None:
         if self.model.generating:
@@ -30,72 +34,57 @@ class HistoryFlow(QObject):
 
     def clear_chat(self) -> None:
         """An empty chat, whatever runs (the local server starts each request's chat this way)."""
-        w = self.window
-        w.recordings.close()
-        w.chat_flow.conv_id = None
-        w.chat_flow.editing = None
-        w.chat.set_messages([])
-        w.system_prompt.clear()
-        w.stats.reset()
-        w.step.clear()
-        w.conversations.list.clearSelection()
-        w.input.setFocus()
+        self.conversation.open()
+        self.input.setFocus()
 
-    def _conversation_deleted(self, conv_id: int, recordings: list[str]) -> None:
-        w = self.window
+    def conversation_deleted(self, conv_id: int, recordings: list[str]) -> None:
+        """The list deleted a conversation: its recordings go; the open chat goes too if it was that one."""
         remove_recordings(recordings)
-        if conv_id != w.chat_flow.conv_id:
+        conversation = self.conversation
+        if conv_id != conversation.conv_id:
             return
-        w.chat_flow.cancel.set()  # an answer into a deleted chat has nowhere to go
-        w.chat_flow.conv_id = None
-        if self.model.generating:
-            w.worker.finished.connect(self.new_chat, Qt.ConnectionType.SingleShotConnection)
+        conversation.conv_id = None  # an answer into a deleted chat has nowhere to go
+        if conversation.answering:
+            conversation.answer.source.cancel.set()
+            self._clear_after_answer = True
         else:
             self.new_chat()
 
-    def open_conversation(self, conv_id: int) -> None:
-        w = self.window
-        if self.model.generating or conv_id == w.chat_flow.conv_id:
-            return
-        w.recordings.close()
-        try:
-            info = w.store.conversation(conv_id)
-            stored = w.store.messages(conv_id)
-        except HistoryError as exc:
-            w.show_banner(str(exc))
-            return
-        w.chat_flow.conv_id = conv_id
-        w.chat_flow.editing = None
-        w.system_prompt.setText(info.system_prompt)
-        messages = []
-        w.stats.reset()
-        w.step.clear()
-        for m in stored:
-            if m.role == "system":
-                continue
-            messages.append(ChatMessage(m.role, m.content, list(m.tokens), dict(m.stats), m.partial, m.id))
-            if m.role == "assistant":
-                w.stats.new_message()
-                w.stats.add(rounds_from_stats(m.stats))
-                if m.stats.get("baseline_step"):
-                    w.stats.set_baseline(m.stats["baseline_step"])
-        w.chat.set_messages(messages)
-        w.conversations.refresh(conv_id)
+    def _answer_ended(self, _index: int) -> None:
+        if self._clear_after_answer:
+            self._clear_after_answer = False
+            self.clear_chat()
 
-    def _export_conversation(self, kind: str) -> None:
-        w = self.window
-        if w.chat_flow.conv_id is None:
-            w.statusBar().showMessage(self.tr("Nothing to export yet"), 3000)
+    def open_conversation(self, conv_id: int) -> None:
+        if self.model.generating or conv_id == self.conversation.conv_id:
             return
-        w.conversations.export(w.chat_flow.conv_id, kind)
+        try:
+            info = self.store.conversation(conv_id)
+            stored = self.store.messages(conv_id)
+        except HistoryError as exc:
+            self.status.show_banner(str(exc))
+            return
+        messages = [Message(m.role, m.content, list(m.tokens), dict(m.stats), m.partial, m.id)
+                    for m in stored if m.role != "system"]
+        self.conversation.open(conv_id, info.system_prompt, messages)  # the statistics start afresh
+        for m in messages:
+            if m.role == "assistant":
+                self.stats.new_message()
+                self.stats.add(rounds_from_stats(m.stats))
+                if m.stats.get("baseline_step"):
+                    self.stats.set_baseline(m.stats["baseline_step"])
+
+    def export_conversation(self, kind: str) -> None:
+        if self.conversation.conv_id is None:
+            self.status.flash(self.tr("Nothing to export yet"), 3000)
+            return
+        self.conversations.export(self.conversation.conv_id, kind)
 
     def export_conversation_to(self, path: Path, kind: str) -> None:
-        w = self.window
-        write_export(w.store, w.chat_flow.conv_id, path, kind)
+        write_export(self.store, self.conversation.conv_id, path, kind)
 
-    def _export_plots(self) -> None:
-        w = self.window
-        folder = QFileDialog.getExistingDirectory(self.window, self.tr("Export plots into folder"))
+    def export_plots(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self.plots, self.tr("Export plots into folder"))
         if folder:
-            written = w.plots.export(Path(folder))
-            w.statusBar().showMessage(self.tr("Wrote {0} files to {1}").format(len(written), folder), 4000)
+            written = self.plots.export(Path(folder))
+            self.status.flash(self.tr("Wrote {0} files to {1}").format(len(written), folder), 4000)

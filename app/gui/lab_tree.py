@@ -9,62 +9,33 @@ import math
 import numpy as np
 import pyqtgraph as pg
 import torch
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QGridLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QCheckBox, QComboBox, QGroupBox, QHBoxLayout
 
 from app.engine import toy, toy_tree
 from app.history import palette
 
-from .lab import MAX_VOCAB, NAMES, ROUNDS_PER_TICK, TICK_MS, Z95, DistributionEditor, _vector
+from .lab_panel import NAMES, Z95, LabTab, vector_text
 from .step_panels import P_COLOR, Q_COLOR
 from .theme import Colors
 
 EXAMPLE_P = (0.35, 0.25, 0.2, 0.12, 0.08)
 EXAMPLE_Q = (0.15, 0.45, 0.05, 0.3, 0.05)  # top 3 of q: B, D, A; p(S) 0.72 against Σ min(p, q) 0.62
 MIN_VOCAB = 3
-MAX_ROUNDS = 1_000_000
 
 
-class TreeLab(QWidget):
+class TreeLab(LabTab):
     def __init__(self, colors: Colors, parent=None) -> None:
-        super().__init__(parent)
+        super().__init__(colors, EXAMPLE_P, EXAMPLE_Q, min_vocab=MIN_VOCAB, side_width=400, parent=parent)
         self.setObjectName("lab_tree")
-        self.colors = colors
+        self.set_titles(
+            self.tr("Target p and draft q at one node"), self.tr("Example"),
+            self.tr("<b>p, q and the final p′</b> &nbsp; <span style='color:{0}'>■</span> p &nbsp;"
+                    "<span style='color:{1}'>■</span> q &nbsp;<span style='color:{2}'>■</span> p′: p with the "
+                    "candidates zeroed, renormalised &nbsp; #1–#3: the candidates").format(P_COLOR, Q_COLOR, palette.CORRECTED),
+            "<b>" + self.tr("First token after simulated tree rounds (95% band)") + "</b>")
         self.generator = torch.Generator().manual_seed(0)
         self.counts = toy_tree.TreeCounts(len(EXAMPLE_P))
         self.chain_counts = toy.ToyCounts(len(EXAMPLE_P))
-        self.timer = QTimer(self, interval=TICK_MS, timeout=self.tick)
-        root = QHBoxLayout(self)
-
-        side = QVBoxLayout()
-        edit = QGroupBox(self.tr("Target p and draft q at one node"))
-        grid = QGridLayout(edit)
-        self.vocab = QSpinBox(minimum=MIN_VOCAB, maximum=MAX_VOCAB, value=len(EXAMPLE_P))
-        grid.addWidget(QLabel(self.tr("Tokens")), 0, 0)
-        grid.addWidget(self.vocab, 0, 1, 1, 2)
-        grid.addWidget(QLabel("p"), 1, 1, alignment=Qt.AlignmentFlag.AlignHCenter)
-        grid.addWidget(QLabel("q"), 1, 2, alignment=Qt.AlignmentFlag.AlignHCenter)
-        names = QVBoxLayout()
-        self.name_labels = [QLabel(NAMES[i]) for i in range(MAX_VOCAB)]
-        for label in self.name_labels:
-            names.addWidget(label)
-        self.p_edit = DistributionEditor(EXAMPLE_P)
-        self.q_edit = DistributionEditor(EXAMPLE_Q)
-        grid.addLayout(names, 2, 0)
-        grid.addWidget(self.p_edit, 2, 1)
-        grid.addWidget(self.q_edit, 2, 2)
-        side.addWidget(edit)
         pick = QGroupBox(self.tr("Candidates, tested in this order"))
         row = QHBoxLayout(pick)
         self.top_q = QCheckBox(self.tr("Top 3 of q"), checked=True)
@@ -72,83 +43,25 @@ class TreeLab(QWidget):
         self.picks = [QComboBox() for _ in range(toy_tree.CANDIDATES)]
         for box in self.picks:
             row.addWidget(box)
-        side.addWidget(pick)
-        buttons = QHBoxLayout()
-        self.example_button = QPushButton(self.tr("Example"))
-        self.run_button = QPushButton(self.tr("Run"), checkable=True, objectName="primary")
-        self.reset_button = QPushButton(self.tr("Reset counts"))
-        for b in (self.example_button, self.run_button, self.reset_button):
-            buttons.addWidget(b)
-        side.addLayout(buttons)
-        self.figures_label = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
-        self.figures_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        side.addWidget(self.figures_label)
-        side.addStretch(1)
-        holder = QWidget()
-        holder.setLayout(side)
-        holder.setFixedWidth(400)
-        root.addWidget(holder)
-
-        plots = QVBoxLayout()
-        self.dist_plot = self._plot(self.tr(
-            "<b>p, q and the final p′</b> &nbsp; <span style='color:{0}'>■</span> p &nbsp;"
-            "<span style='color:{1}'>■</span> q &nbsp;<span style='color:{2}'>■</span> p′: p with the "
-            "candidates zeroed, renormalised &nbsp; #1–#3: the candidates").format(P_COLOR, Q_COLOR, palette.CORRECTED))
-        self.p_bars = pg.BarGraphItem(x=[], height=[], width=0.25, brush=P_COLOR, pen=None)
-        self.q_bars = pg.BarGraphItem(x=[], height=[], width=0.25, brush=Q_COLOR, pen=None)
-        self.r_bars = pg.BarGraphItem(x=[], height=[], width=0.25, brush=palette.CORRECTED, pen=None)
-        for item in (self.p_bars, self.q_bars, self.r_bars):
-            self.dist_plot.addItem(item)
-        self.out_plot = self._plot("<b>" + self.tr("First token after simulated tree rounds (95% band)") + "</b>")
+        self.add_controls(pick)
         self.out_bars = pg.BarGraphItem(x=[], height=[], width=0.5, brush=P_COLOR, pen=None)
         self.out_band = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), beam=0.15)
         self.p_marks = pg.PlotDataItem([], [], connect="pairs")  # the law the bars must reach: p
         for item in (self.out_bars, self.out_band, self.p_marks):
             self.out_plot.addItem(item)
-        self.out_legend = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
-        plots.addWidget(self.dist_plot, 2)
-        plots.addWidget(self.out_plot, 3)
-        plots.addWidget(self.out_legend)
-        root.addLayout(plots, 1)
-
-        self.vocab.valueChanged.connect(self._vocab_changed)
-        self.p_edit.on_change = self.q_edit.on_change = self._inputs_changed
         self.top_q.toggled.connect(self._inputs_changed)
         for box in self.picks:
             box.currentIndexChanged.connect(self._inputs_changed)
         self.example_button.clicked.connect(self.example)
-        self.run_button.toggled.connect(self.set_running)
-        self.reset_button.clicked.connect(self.reset_counts)
         self.set_colors(colors)
         self.example()
 
-    def _plot(self, title: str) -> pg.PlotWidget:
-        plot = pg.PlotWidget()
-        plot.setMenuEnabled(False)
-        plot.setMouseEnabled(False, False)
-        plot.hideButtons()
-        plot.showGrid(y=True, alpha=0.25)
-        plot.setYRange(0, 1.05, padding=0)
-        plot.setTitle(title, size="10pt")
-        return plot
-
     def set_colors(self, colors: Colors) -> None:
-        self.colors = colors
-        for plot in (self.dist_plot, self.out_plot):
-            plot.setBackground(colors.base)
-            for name in ("left", "bottom"):
-                plot.getAxis(name).setPen(colors.muted)
-                plot.getAxis(name).setTextPen(colors.text)
+        super().set_colors(colors)
         self.out_band.setData(pen=pg.mkPen(colors.text, width=1.5))
         self.p_marks.setPen(pg.mkPen(colors.text, width=3))
 
     # --- inputs ------------------------------------------------------------------------------
-    def p(self) -> list[float]:
-        return self.p_edit.values()
-
-    def q(self) -> list[float]:
-        return self.q_edit.values()
-
     def candidates(self) -> tuple[int, ...]:
         return tuple(box.currentIndex() for box in self.picks)
 
@@ -180,14 +93,11 @@ class TreeLab(QWidget):
             box.blockSignals(False)
 
     def _vocab_changed(self, size: int) -> None:
-        self.p_edit.resize_vocab(size)
-        self.q_edit.resize_vocab(size)
         self._fill_picks(size)
-        self._inputs_changed()
+        super()._vocab_changed(size)
 
     def _inputs_changed(self) -> None:
-        for i, label in enumerate(self.name_labels):
-            label.setVisible(i < self.vocab.value())
+        self.show_names()
         if self.top_q.isChecked():
             for box, x in zip(self.picks, toy_tree.top_candidates(self.q()), strict=True):
                 box.blockSignals(True)
@@ -203,18 +113,6 @@ class TreeLab(QWidget):
         self._refresh()
 
     # --- simulation ---------------------------------------------------------------------------
-    def set_running(self, running: bool) -> None:
-        self.run_button.setText(self.tr("Pause") if running else self.tr("Run"))
-        if running:
-            self.timer.start()
-        else:
-            self.timer.stop()
-
-    def tick(self) -> None:
-        self.simulate(ROUNDS_PER_TICK)
-        if self.counts.rounds >= MAX_ROUNDS:
-            self.run_button.setChecked(False)
-
     def simulate(self, rounds: int) -> None:
         """Add `rounds` tree rounds (the engine's tree rule) and as many one-token chain rounds (its
         decide), and redraw."""
@@ -240,12 +138,7 @@ class TreeLab(QWidget):
         for rank, x in enumerate(cands):
             order.setdefault(x, []).append(f"#{rank + 1}")
         ticks = [[(i, NAMES[i] + (" " + " ".join(order[i]) if i in order else "")) for i in xs]]
-        for plot in (self.dist_plot, self.out_plot):
-            plot.setXRange(-0.6, len(p) - 0.4, padding=0)
-            plot.getAxis("bottom").setTicks(ticks)
-        self.p_bars.setOpts(x=[i - 0.27 for i in xs], height=p)
-        self.q_bars.setOpts(x=xs, height=q)
-        self.r_bars.setOpts(x=[i + 0.27 for i in xs], height=list(f.residual))
+        self.show_laws(p, q, f.residual, ticks)
         shares, half = self.empirical()
         self.out_bars.setOpts(x=xs, height=shares)
         self.out_band.setData(x=np.array(xs, dtype=float), y=np.array(shares), height=2 * np.array(half))
@@ -266,7 +159,7 @@ class TreeLab(QWidget):
                                  "<b>{4:.3f}</b> &nbsp; (simulated {5})").format(
                 rank + 1, NAMES[x], f.reach[rank], f.accept_prob[rank], f.accepted[rank], got))
         lines += [
-            self.tr("all rejected ({0:.3f}): the token is drawn from p′ = {1}").format(1 - f.tree_mass, _vector(f.residual)),
+            self.tr("all rejected ({0:.3f}): the token is drawn from p′ = {1}").format(1 - f.tree_mass, vector_text(f.residual)),
             self.tr("<b>E[tokens per round]</b>: tree 1 + p(S) = <b>{0:.3f}</b>, chain 1 + Σ min(p, q) = "
                     "<b>{1:.3f}</b>").format(1 + f.tree_mass, 1 + f.chain_alpha),
             self.tr("Simulated rounds: <b>{0}</b>").format(n),
@@ -276,6 +169,3 @@ class TreeLab(QWidget):
             "<span style='color:{0}'>■</span> first token of each round, decided by the engine's own tree rule "
             "&nbsp; — p (the target) &nbsp; I 95% band · the tree wins when its candidates hold more of p than "
             "q shares with p; a draft close to p, sampled, wins as a chain").format(P_COLOR))
-
-    def stop(self) -> None:
-        self.run_button.setChecked(False)

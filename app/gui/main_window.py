@@ -1,8 +1,10 @@
-"""The main window, the composition root: it owns the chat model (app/session), the widgets, the engine
-thread, the look and closing, and hands the model and the widgets to composed flows: model_flow (loading),
-chat_flow (sending and streaming answers), history_flow (conversations and exports), recording_flow,
-compile_flow, training_flow, race_flow, presentation, examples, serve_flow. window_layout builds the
-widgets, menus the actions.
+"""The main window, the composition root: it owns the chat model and the conversation (app/session), the
+widgets, the engine thread, the look and closing, and hands each flow its collaborators (the models, the
+store, the status sink, the widgets it drives, and the other flows it calls) rather than itself:
+model_flow (loading), chat_flow (what the user does to the chat), answer_flow (the answer streaming,
+whatever its source), history_flow (conversations and exports), recording_flow (saving and replaying
+recordings), serve_flow, compile_flow, training_flow, race_flow, presentation, examples. window_layout
+builds the widgets, menus the actions; the wiring of one part's outcome to the next is here.
 
 Widgets only render; the GenerationWorker and ModelLoader live in one engine QThread, so model
 loading and decoding never overlap and the GUI thread never runs a forward pass.
@@ -12,15 +14,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread
+from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from app.history import HistoryError, HistoryStore
 from app.paths import user_data_dir
-from app.session import ChatModel, State
+from app.session import ChatModel, Conversation, State
 
 from . import i18n, theme, window_settings
+from .answer_flow import AnswerFlow
+from .answer_recorder import AnswerRecorder
 from .chat_flow import ChatFlow
 from .compile_flow import CompileFlow
 from .distill_dialog import DistillWorker
@@ -28,13 +32,14 @@ from .examples import ExampleFlow
 from .history_flow import HistoryFlow
 from .live_stats import LiveStats
 from .menus import build_menus
-from .model_flow import ModelFlow, choice_status, switch_text
+from .model_flow import ModelFlow
 from .model_loader import ModelLoader
 from .preload import after_first_paint
 from .presentation import Presentation
-from .queued_question import QueuedQuestion
 from .race_flow import RaceFlow
 from .recording_flow import RecordingFlow
+from .send_buttons import SendButtons
+from .serve_flow import ServeFlow
 from .speculation_offer import SpeculationOffer
 from .training_flow import TrainingFlow
 from .window_layout import build_widgets
@@ -57,9 +62,6 @@ def settings_file() -> Path:
 
 
 class MainWindow(QMainWindow):
-    _generate = Signal(object)
-    _load = Signal(object)
-
     def __init__(self, target_spec: str | None = None, draft_spec: str | None = None, autoload: bool = True,
                  parent=None) -> None:
         super().__init__(parent)
@@ -68,39 +70,30 @@ class MainWindow(QMainWindow):
         self.theme_name = str(self.settings.value("theme", "system"))
         self.colors = theme.apply(QApplication.instance(), self.theme_name)
         # The session's facts: the pair, its drafter choice and live γ, the compiled steps, the tree mode and
-        # what the engine is doing (app/session). The flows read and change them there; widgets follow.
+        # what the engine is doing (ChatModel); the open chat and the answer streaming into it (Conversation).
+        # The flows read and change them there; widgets follow.
         self.model = ChatModel(target_spec or str(self.settings.value("target", "default")),
                                draft_spec or str(self.settings.value("draft", "auto")),
                                tree_mode=str(self.settings.value("tree", "auto")))
-        self.lab = None  # the worked-example lab window, built on first use (show_lab)
-        self.serving = None  # the ServeFlow while Models ▸ Serve on localhost runs
-        # before the widgets, whose signals reach them
-        self.chat_flow = ChatFlow(self, self.model)
-        self.history = HistoryFlow(self, self.model)
-        self.model_flow = ModelFlow(self, self.model)
+        self.conversation = Conversation()
         self.stats = LiveStats()
-        self._history_error = None
+        self.lab = None  # the worked-example lab window, built on first use (show_lab)
+        history_error = None
         try:
             self.store = HistoryStore()
         except HistoryError as exc:  # the app still works, without saving
-            self._history_error = str(exc)
+            history_error = str(exc)
             self.store = HistoryStore(Path(":memory:"))
         build_widgets(self)
-        self.queued = QueuedQuestion(self)  # a question sent while the models load
-        self.offer = SpeculationOffer(self)  # "Show speculation anyway" where auto runs target-only
-        self.recordings = RecordingFlow(self, self.model)  # every answer recorded; replays
-        self.playback = self.recordings.playback
-        self.presentation = Presentation(self, self.stats, self.offer.describe)  # View ▸ Presentation (F5)
-        self.readout = self.presentation.readout
-        self.examples = ExampleFlow(self, self.model, self.chat)  # the example prompts on the empty chat
-        build_menus(self)
         self._start_engine_thread()
-        self.race = RaceFlow(self, self.model, self.engine_thread)  # after the engine thread exists
-        self.race_view = self.race.view
-        self.model.state_changed.connect(lambda _state: self._sync_buttons())  # one sync, from the one state
+        self._compose()
+        build_menus(self)
+        for signal, slot in self._engine_links():
+            signal.connect(slot)
+        self.engine_thread.start()
         window_settings.restore(self)
-        if self._history_error:
-            self.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(self._history_error))
+        if history_error:
+            self.status.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(history_error))
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._os_scheme_changed)
         if autoload:
             after_first_paint(self, lambda: self.model_flow.load_models(self.model.target_spec, self.model.draft_spec))
@@ -113,34 +106,79 @@ class MainWindow(QMainWindow):
         self.distill_worker = DistillWorker()
         for obj in (self.worker, self.loader, self.distill_worker):
             obj.moveToThread(self.engine_thread)
-        self.training_flow = TrainingFlow(self, self.model, self.distill_worker)
-        self._generate.connect(self.worker.start)
-        self._load.connect(self.loader.load)
-        self.compile_flow = CompileFlow(self, self.model, self.worker)
-        for signal, slot in self._engine_links():
-            signal.connect(slot)
-        self.engine_thread.start()
+
+    def _compose(self) -> None:
+        """The flows, each handed what it needs, and the wiring of one's outcome to another."""
+        model, conversation, store, status, stats = self.model, self.conversation, self.store, self.status, self.stats
+        controls = self.controls
+        self.answer_recorder = AnswerRecorder(model, status)  # every decoded answer recorded as it streams
+        self.answers = AnswerFlow(conversation, model, store, status, stats, self.step, self.answer_recorder, self)
+        # before the race, which hides its readout; what it describes is known once the offer is built
+        self.presentation = Presentation(self, stats, lambda: self.offer.describe(), self.playback, self.race_view)
+        self.centralWidget().layout().insertWidget(0, self.presentation.readout)
+        self.race = RaceFlow(model, conversation, status, controls, self.answer_recorder, self.input, self.race_view,
+                             column=[self.system_prompt, self.chat, self.legend, self.input, self.send_button,
+                                     self.stop_button, self.playback, self.presentation.readout],
+                             stage=[self.docks["plots"]], on_stage=lambda: self.presentation.on,
+                             engine_thread=self.engine_thread, parent=self)
+        self.recordings = RecordingFlow(conversation, model, self.answers, self.answer_recorder, status, self.playback,
+                                        self.details, self.race, self)
+        self.chat_flow = ChatFlow(conversation, model, store, status, self.answers, self.queued, self.input, controls,
+                                  self.round_gate, self.details, self.recordings, stats, self.worker, self)
+        self.history = HistoryFlow(conversation, model, store, status, stats, self.conversations, self.input,
+                                   self.plots, self)
+        self.compile_flow = CompileFlow(model, self.worker, controls, status, stats, self)
+        self.model_flow = ModelFlow(model, conversation, self.settings, status, stats, controls, self.step,
+                                    self.details, self.queued, self.compile_flow, self.loader, self)
+        load = self.model_flow.load_models
+        self.training_flow = TrainingFlow(model, self.distill_worker, status, controls, load, self)
+        self.offer = SpeculationOffer(model, controls, stats, status, self.plots, load, self.recordings)
+        self.examples = ExampleFlow(model, self.chat, status, self.input, load, self.chat_flow.send)
+        self.serve = ServeFlow(conversation, model, store, status, self.answers, controls,
+                               QAction(self.tr("Serve on localhost"), self, checkable=True), self)
+        self.buttons = SendButtons(model, self.queued, self.send_button, self.stop_button, controls)
+
+        # the widgets' signals
+        self.system_prompt.textChanged.connect(conversation.set_system_prompt)
+        conversation.system_prompt_changed.connect(
+            lambda text: text != self.system_prompt.text() and self.system_prompt.setText(text))
+        self.system_prompt.editingFinished.connect(self.chat_flow.system_prompt_edited)
+        self.chat.token_hovered.connect(self.chat_flow.show_token)
+        self.chat.token_clicked.connect(self.chat_flow.show_token)
+        self.chat.action.connect(self.chat_flow.message_action)
+        self.send_button.clicked.connect(self.chat_flow.send)
+        self.stop_button.clicked.connect(self.chat_flow.stop)
+        self.conversations.opened.connect(self.history.open_conversation)
+        self.conversations.deleted.connect(self.history.conversation_deleted)
+        self.conversations.new_requested.connect(self.history.new_chat)
+        controls.target_chosen.connect(lambda spec: load(spec, model.draft_spec))
+        controls.draft_chosen.connect(lambda spec: load(model.target_spec, spec))
+
+        # the models' observers
+        model.pair_changed.connect(lambda: controls.set_auto_gamma(model.auto))  # before the status reads it
+        conversation.opened.connect(stats.reset)  # the statistics and the step-through are the open chat's
+        conversation.opened.connect(self.step.clear)
+        conversation.answer_ended.connect(lambda _index: self.model_flow.recheck_choice())
+        conversation.answer_ended.connect(lambda _index: status.refresh())
+
+        # one part's outcome, the next part's start
+        self.model_flow.loaded.connect(lambda result: self.examples.measured(result.selection))
+        self.model_flow.loaded.connect(lambda result: self.examples.send_pending())
+        self.model_flow.loaded.connect(lambda result: self.chat_flow.release_queued())
+        self.model_flow.failed.connect(self.examples.load_failed)
+        self.compile_flow.ended.connect(self.chat_flow.release_queued)
 
     def _engine_links(self) -> list:
-        """Every engine signal and the window's slot for it: connected at start, and disconnected on close so
+        """Every engine signal and the part's slot for it: connected at start, and disconnected on close so
         nothing from an abandoned round or load reaches a closed window. One table for both."""
-        worker, loader = self.worker, self.loader
-        return [(worker.baseline, self.chat_flow._on_baseline), (worker.events, self.chat_flow._on_events),
-                (worker.finished, self.chat_flow._on_finished), (worker.failed, self.chat_flow._on_failed),
+        worker, loader, answers = self.worker, self.loader, self.answers
+        return [(worker.baseline, answers.baseline), (worker.events, answers.events),
+                (worker.finished, answers.finished), (worker.failed, answers.failed),
                 *self.compile_flow.links(worker),
-                (loader.progress, self.model_flow._on_load_progress), (loader.loaded, self.model_flow.use_models),
-                (loader.failed, self.model_flow._on_load_failed)]
+                (loader.progress, self.model_flow.load_progress), (loader.loaded, self.model_flow.use_models),
+                (loader.failed, self.model_flow.load_failed)]
 
     # --- look and state -----------------------------------------------------------------------
-    def show_banner(self, text: str, info: bool = False) -> None:
-        self.banner.setObjectName("info" if info else "banner")
-        self.banner.setStyleSheet("")  # re-polish for the new object name
-        self.banner.setText(text)
-        self.banner.setVisible(True)
-
-    def hide_banner(self) -> None:
-        self.banner.setVisible(False)
-
     def set_theme(self, name: str) -> None:
         self.theme_name = name
         self.settings.setValue("theme", name)
@@ -165,7 +203,7 @@ class MainWindow(QMainWindow):
     def set_language(self, choice: str) -> None:
         """Stored for the next start: every widget reads its texts when it is built."""
         i18n.store_choice(choice)
-        self.show_banner(self.tr("The language changes when SpecLens next starts."), info=True)
+        self.status.show_banner(self.tr("The language changes when SpecLens next starts."), info=True)
 
     def show_lab(self):
         """The worked-example lab, one window per main window, created on first use."""
@@ -195,40 +233,22 @@ class MainWindow(QMainWindow):
         self.chat.render_all()
         self.legend.set_colors(self.colors)
         self.step.tree.set_point_size(size)  # a token tree is read as text: it follows the text size
+        self.race_view.set_sizes(size)
         if remember:  # presentation mode's 28 pt is not the user's text size
             self.settings.setValue("font_size", size)
 
-    def _sync_buttons(self) -> None:
-        """The buttons follow the chat model's state (connected to its state_changed) and the queued question."""
-        model = self.model
-        ready = model.target is not None and model.idle
-        queueable = self.queued.accepting and not model.training and not self.queued.waiting  # sent once loaded
-        self.send_button.setEnabled(ready or (queueable and not model.generating and not model.racing))
-        self.stop_button.setEnabled(model.generating or self.queued.waiting)
-        self.controls.set_models_enabled(not model.generating and not model.loading)
-        self.controls.draft.setEnabled(not model.loading)
-        self.offer.refresh()
+    def escape(self) -> None:
+        """Esc: leaves presentation mode, else stops the answer (or gives a queued question back, or cancels an edit)."""
+        if self.presentation.on:
+            self.presentation.set(False)
+        else:
+            self.chat_flow.stop()
 
-    def _update_status(self) -> None:
-        labels = self.status_labels
-        if self.model.target is not None:
-            chosen = self.model.target.threads
-            threads = self.tr(" · threads: {0}").format(chosen.threads) if chosen is not None else ""
-            labels["device"].setText(f"{self.model.target.device.type.upper()} · {self.model.target.kernels}{threads}")
-            timed = ", ".join(f"{n}: {ms:.1f} ms" for n, ms in chosen.timings.items()) if chosen is not None else ""
-            labels["device"].setToolTip(
-                self.tr("CPU threads chosen by timing one decode step at load: {0}").format(timed) if timed
-                else self.tr("CPU threads as set (OMP_NUM_THREADS, --threads or one core)") if threads else "")
-            labels["models"].setText(f"{self.model.target.name} ← {self.model_flow._draft_name()}")
-        tps = self.stats.tokens_per_second()
-        labels["speed"].setText(f"{tps:.1f} tok/s" if tps else "– tok/s")
-        alpha = self.stats.session.alpha
-        labels["alpha"].setText(f"α {alpha:.3f}" if alpha is not None else "α –")
-        switched = switch_text(self.model.switched) if self.model.switched is not None else None
-        text, why = choice_status(self.model.selection, self.model.auto, self.controls.gamma_is_auto(), self.stats,
-                                  switched)
-        labels["choice"].setText(text)
-        labels["choice"].setToolTip(why)
+    def start_replay(self, recording, title: str, presentation: bool, speed: float) -> None:
+        """`speclens replay`: the window opened without models; play at once, on stage if asked."""
+        if presentation:
+            self.presentation.set(True)
+        self.recordings.play(recording, title, speed=speed)
 
     def closeEvent(self, event) -> None:
         """Quit mid-work without losing anything and without waiting long: the engine stops before its
@@ -238,9 +258,11 @@ class MainWindow(QMainWindow):
         if self.model.closing.is_set():  # closed before: the engine and the history are already shut
             super().closeEvent(event)
             return
+        if self.serve.serving:
+            self.serve.stop()  # its last answer is saved while the history is open
         self.presentation.set(False)  # the saved layout is the desktop one
         window_settings.save(self)
-        self.chat_flow.cancel.set()
+        self.answers.stop()
         self.model.closing.set()  # loads stop at their next stage; no waiting work starts any more
         self.training_flow.stop()  # the best checkpoint so far is kept
         self.hide()
@@ -248,13 +270,12 @@ class MainWindow(QMainWindow):
         stopped = self.engine_thread.wait(CLOSE_WAIT_MS)
         # The worker's last signals (tokens, then finished or failed) are queued for this thread: deliver
         # them now, while the history is open, instead of after the window has gone.
-        for receiver in (self, self.chat_flow, self.model_flow, self.compile_flow):
+        for receiver in (self, self.answers, self.model_flow, self.compile_flow):
             QCoreApplication.sendPostedEvents(receiver, QEvent.Type.MetaCall)
         for signal, slot in (*self._engine_links(), *self.training_flow.links):
             signal.disconnect(slot)  # nothing from an abandoned round or load may reach a closed window
         if self.model.state is State.GENERATING:  # the round in flight outlasted the wait: keep what was shown
-            self.chat_flow._flush()
-            self.chat_flow._end_answer(partial=True, fin=None)
+            self.answers.cut()
         self.model.close()
         if not stopped:
             thread = self.engine_thread
@@ -263,9 +284,8 @@ class MainWindow(QMainWindow):
             _ABANDONED_WORKERS[id(thread)] = (self.worker, self.loader, self.distill_worker)
             # let go once it has ended: the workers are then deleted in this thread, after their last slot
             thread.finished.connect(lambda: _ABANDONED_WORKERS.pop(id(thread), None))
-        self.chat_flow.flush_timer.stop()
-        if self.recordings.player is not None:
-            self.recordings.player.timer.stop()
+        self.answers.close()
+        self.recordings.close()
         self.plots.timer.stop()
         self.store.close()
         super().closeEvent(event)

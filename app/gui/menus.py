@@ -1,4 +1,5 @@
-"""The menu bar and keyboard shortcuts, built for the window: every action calls the window or one of its flows."""
+"""The menu bar and keyboard shortcuts, built for the window, the composition root: every action calls a
+public method of the window or of one of its flows, or changes the chat model."""
 
 from __future__ import annotations
 
@@ -6,23 +7,22 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QShortcut
 
 from . import i18n, theme
-from .serve_flow import toggle_serving
 
 
 def build_menus(w) -> None:
     file = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&File"))
     file.addAction(QCoreApplication.translate("Menus", "New chat"), QKeySequence.StandardKey.New, w.history.new_chat)
-    file.addAction(QCoreApplication.translate("Menus", "Export conversation as HTML…"), lambda: w.history._export_conversation("html"))
-    file.addAction(QCoreApplication.translate("Menus", "Export conversation as Markdown…"), lambda: w.history._export_conversation("md"))
-    file.addAction(QCoreApplication.translate("Menus", "Export plots (PNG, SVG, CSV)…"), w.history._export_plots)
+    file.addAction(QCoreApplication.translate("Menus", "Export conversation as HTML…"), lambda: w.history.export_conversation("html"))
+    file.addAction(QCoreApplication.translate("Menus", "Export conversation as Markdown…"), lambda: w.history.export_conversation("md"))
+    file.addAction(QCoreApplication.translate("Menus", "Export plots (PNG, SVG, CSV)…"), w.history.export_plots)
     file.addSeparator()
-    file.addAction(QCoreApplication.translate("Menus", "Open recording…"), QKeySequence.StandardKey.Open, lambda: w.recordings.open())
-    file.addAction(QCoreApplication.translate("Menus", "Save recording…"), QKeySequence.StandardKey.Save, lambda: w.recordings.save())
+    file.addAction(QCoreApplication.translate("Menus", "Open recording…"), QKeySequence.StandardKey.Open, w.recordings.open)
+    file.addAction(QCoreApplication.translate("Menus", "Save recording…"), QKeySequence.StandardKey.Save, w.recordings.save)
     file.addSeparator()
     file.addAction(QCoreApplication.translate("Menus", "Quit"), QKeySequence.StandardKey.Quit, w.close)
     chat = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&Chat"))
     chat.addAction(QCoreApplication.translate("Menus", "Send"), QKeySequence("Ctrl+Return"), w.chat_flow.send)
-    chat.addAction(QCoreApplication.translate("Menus", "Stop"), QKeySequence(Qt.Key.Key_Escape), lambda: w.presentation.escape())
+    chat.addAction(QCoreApplication.translate("Menus", "Stop"), QKeySequence(Qt.Key.Key_Escape), w.escape)
     chat.addAction(QCoreApplication.translate("Menus", "Regenerate last answer"), QKeySequence("Ctrl+R"), w.chat_flow.regenerate)
     chat.addAction(QCoreApplication.translate("Menus", "Copy last answer"), QKeySequence("Ctrl+Shift+C"), w.chat_flow.copy_last_answer)
     chat.addSeparator()
@@ -34,11 +34,9 @@ def build_menus(w) -> None:
     QShortcut(QKeySequence("Ctrl+Enter"), w, w.chat_flow.send)
     models = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&Models"))
     models.addAction(QCoreApplication.translate("Menus", "Recommended pairs…"), w.model_flow.show_recommended_pairs)
-    models.addAction(QCoreApplication.translate("Menus", "Train a draft…"), lambda: w.training_flow.show_dialog())
+    models.addAction(QCoreApplication.translate("Menus", "Train a draft…"), w.training_flow.show_dialog)
     models.addAction(w.offer.action)
-    serve = models.addAction(QCoreApplication.translate("Menus", "Serve on localhost"))  # OpenAI-compatible; app/gui/serve_flow.py
-    serve.setCheckable(True)
-    serve.triggered.connect(lambda _=False: toggle_serving(w, serve))
+    models.addAction(w.serve.action)  # Serve on localhost: OpenAI-compatible (app/gui/serve_flow.py)
     dtypes = models.addMenu(QCoreApplication.translate("Menus", "Target dtype"))
     group = QActionGroup(w)
     current = str(w.settings.value("dtype", "auto"))
@@ -49,15 +47,16 @@ def build_menus(w) -> None:
         group.addAction(action)
         dtypes.addAction(action)
     trees = models.addMenu(QCoreApplication.translate("Menus", "Token trees"))  # app.engine.policy.TREE_MODES, held by the chat model
-    group = QActionGroup(w)
+    group = QActionGroup(w)  # follows the chat model's mode; changing it reloads the pair (ModelFlow)
     for code, name in (("auto", QCoreApplication.translate("Menus", "Automatic (a tree where it is measured faster)")),
                        ("on", QCoreApplication.translate("Menus", "On (always a tree)")), ("off", QCoreApplication.translate("Menus", "Off (chains only)"))):
         action = QAction(name, w, checkable=True, checked=code == w.model.tree_mode)
         action.setData(code)
-        action.triggered.connect(lambda _=False, c=code: w.model_flow.set_tree_mode(c))
+        action.triggered.connect(lambda _=False, c=code: w.model.set_tree_mode(c))
         group.addAction(action)
         trees.addAction(action)
     w.tree_actions = group
+    w.model.tree_mode_changed.connect(lambda mode, trees=group: _check(trees, mode))
     view = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&View"))
     view.addAction(QCoreApplication.translate("Menus", "Larger text"), QKeySequence.StandardKey.ZoomIn, lambda: w.zoom(1))
     QShortcut(QKeySequence("Ctrl+="), w, lambda: w.zoom(1))
@@ -90,3 +89,8 @@ def build_menus(w) -> None:
     # Presentation mode hides the menu bar; the window keeps the shortcuts (F5, Esc, Ctrl+N …).
     for menu in (file, chat, view):
         w.addActions([a for a in menu.actions() if not a.isSeparator() and a.menu() is None])
+
+
+def _check(group: QActionGroup, code: str) -> None:
+    for action in group.actions():
+        action.setChecked(action.data() == code)

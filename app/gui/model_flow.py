@@ -1,23 +1,37 @@
-"""Loading a model pair in the engine thread and installing it in the window."""
+"""Loading a model pair in the engine thread and installing it: the controls, the step-through, the token
+inspector and the status follow the pair; after an answer, auto's live recheck of the drafter."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QObject
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from app.models import AUTO
-from app.session import State
+from app.session import Observers, State
 
 from .model_loader import LoadRequest, LoadResult
 
 
 class ModelFlow(QObject):
-    """Composed into the window, not a mixin: handed the chat model, which it loads pairs into (LOADING while
-    the engine thread loads), and the window whose controls, status bar and progress follow the pair."""
+    """Handed the chat model it loads pairs into (LOADING while the engine thread loads), the conversation (its
+    last answer decides auto's recheck), the settings (the pair, dtype and tree mode are kept), the status
+    sink, the live statistics, the widgets that follow the pair (the controls, the step-through, the token
+    inspector), the queued question (held while a load runs), the compile flow (compiled steps warm up
+    after a load), the engine's loader, and the widget its dialogs open over. `loaded` (LoadResult) and
+    `failed` (message) tell the rest of the window once a load has ended."""
 
-    def __init__(self, window, model) -> None:
-        super().__init__(window)
-        self.window, self.model = window, model
+    _load = Signal(object)  # queued into the engine thread, where the loader lives
+
+    def __init__(self, model, conversation, settings, status, stats, controls, step, details, queued, compile_flow,
+                 loader, parent=None) -> None:
+        super().__init__(parent)
+        self.model, self.conversation, self.settings, self.status, self.stats = model, conversation, settings, status, stats
+        self.controls, self.step, self.details, self.queued, self.compile = controls, step, details, queued, compile_flow
+        self.parent_widget = parent
+        self.loaded = Observers()  # (LoadResult): the pair is in (compiled steps may still be warming up)
+        self.failed = Observers()  # (message)
+        self._load.connect(loader.load)
+        model.tree_mode_changed.connect(self._tree_mode_changed)
 
     def show_recommended_pairs(self, pairs=None):
         """Models → Recommended pairs…; a choice loads through the loader (download progress included)."""
@@ -26,7 +40,7 @@ class ModelFlow(QObject):
         from .pairs_dialog import PAIRS, PairsDialog
 
         device = self.model.target.device if self.model.target is not None else default_device()
-        dialog = PairsDialog(device, pairs or PAIRS, parent=self.window)
+        dialog = PairsDialog(device, pairs or PAIRS, parent=self.parent_widget)
         dialog.chosen.connect(self.load_models)
         dialog.open()
         return dialog
@@ -35,108 +49,82 @@ class ModelFlow(QObject):
         """Load in the engine thread; behind a running answer, the load waits for it to end, so a draft
         swap made while answering applies to the next message. anyway: auto's target-only Selection, whose
         fastest measured drafter draft_spec names (app/gui/speculation_offer.py)."""
-        w = self.window
-        w.queued.accepting = True  # Send during the load queues the question (app/gui/queued_question.py)
+        self.queued.accept()  # Send during the load queues the question (app/gui/queued_question.py)
 
         def start() -> None:
-            w.progress.setMaximum(0)  # busy until the loader reports a fraction
-            w.progress.setVisible(True)
-            w.progress_label.setText(self.tr("Loading models …"))
-            dtype = str(w.settings.value("dtype", "auto"))
-            w._load.emit(LoadRequest(target_spec, draft_spec, current=self.model.target, cancel=self.model.closing,
+            self.status.busy(self.tr("Loading models …"))  # busy until the loader reports a fraction
+            dtype = str(self.settings.value("dtype", "auto"))
+            self._load.emit(LoadRequest(target_spec, draft_spec, current=self.model.target, cancel=self.model.closing,
                                         dtype=dtype, anyway=anyway, tree=self.model.tree))
 
         self.model.when_idle(State.LOADING, start)
-        w._sync_buttons()
+
+    def reload(self) -> None:
+        """The loaded pair again, as the settings now ask (another dtype, another tree mode)."""
+        if self.model.target is not None and not self.model.loading:
+            self.load_models(self.model.target_spec, self.model.draft_spec)
 
     def set_target_dtype(self, dtype: str) -> None:
         """The Models menu's dtype picker: stored, and the target reloads in it."""
-        w = self.window
-        w.settings.setValue("dtype", dtype)
-        if self.model.target is not None and not self.model.loading:
-            self.load_models(self.model.target_spec, self.model.draft_spec)
+        self.settings.setValue("dtype", dtype)
+        self.reload()
 
-    def set_tree_mode(self, mode: str) -> None:
-        """Models ▸ Token trees: auto, on or off; stored, and the drafter is chosen again with it."""
-        w = self.window
-        w.settings.setValue("tree", mode)
-        self.model.set_tree_mode(mode)
-        if self.model.target is not None and not self.model.loading:
-            self.load_models(self.model.target_spec, self.model.draft_spec)
+    def _tree_mode_changed(self, mode: str) -> None:
+        """Models ▸ Token trees changed the chat model's mode: stored, and the drafter is chosen again with it."""
+        self.settings.setValue("tree", mode)
+        self.reload()
 
     def recheck_choice(self) -> None:
-        """After a message: with draft 'auto', the engine policy may switch to target-only (the last answer
+        """After an answer: with draft 'auto', the engine policy may switch to target-only (the last answer
         measured clearly slower, or the live α, c and verify cost predict the draft slower); say why."""
-        w = self.window
-        last = w.chat.messages[-1].stats if w.chat.messages else {}
+        messages = self.conversation.messages
+        last = messages[-1].stats if messages else {}
         switch = self.model.recheck(last.get("speedup"), last.get("new_tokens") or 0)
-        if switch is None:
-            return
-        w.controls.set_auto_gamma(None)
-        w.stats.set_notice(switch_text(switch))
-        w._update_status()
-        w.offer.refresh()
+        if switch is not None:
+            self.stats.set_notice(switch_text(switch))
 
-    def _on_load_progress(self, text: str, fraction: float) -> None:
-        w = self.window
-        w.progress.setMaximum(1000)
-        w.progress.setValue(int(fraction * 1000))
-        w.progress_label.setText(text)
+    def load_progress(self, text: str, fraction: float) -> None:
+        self.status.progress_to(int(fraction * 1000), 1000, text)
 
     def use_models(self, result: LoadResult) -> None:
         """Install a loaded pair: the loader's signal lands here, and benchmarks call it directly."""
-        w = self.window
-        model = w.model
+        model, controls = self.model, self.controls
         if model.install(result.target, result.drafter, result.draft_spec, result.selection):
-            w.stats.baseline_step = None
-            w.chat_flow.messages_since_baseline = 0
-        w.controls.set_auto_gamma(model.auto)
+            self.stats.baseline_step = None  # the next answer times target-only steps of this target
         if model.drafter is not None:  # the step-through's panels, built while the user types
-            w.step.prepare(model.gamma_max(w.controls.hand_gamma()))
-        w.stats.set_notice(plot_notice(model.selection))
+            self.step.prepare(model.gamma_max(controls.hand_gamma()))
+        self.stats.set_notice(plot_notice(model.selection))
         from app.models.calibration import trained_drafts  # loaded with the models: torch is in
 
-        w.controls.set_trained_drafts(trained_drafts(result.target))
+        controls.set_trained_drafts(trained_drafts(result.target))
         tokenizer = result.target.tokenizer
-        w.details.decode = lambda token_id: tokenizer.decode([token_id])
-        w.step.set_decoder(w.details.decode)
-        w.controls.select(w.controls.target, model.target_spec)
-        w.controls.select(w.controls.draft, model.draft_spec)
-        w.settings.setValue("target", model.target_spec)
-        w.settings.setValue("draft", AUTO if result.anyway else model.draft_spec)  # shown anyway: not kept
-        w.progress.setVisible(False)
-        w.progress_label.setText(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
-        w.hide_banner()
-        w._update_status()
-        if w.controls.compile.isChecked():
-            w.compile_flow.warm_up()  # still loading: Send waits for the compiled steps
-        else:
+        self.details.decode = lambda token_id: tokenizer.decode([token_id])
+        self.step.set_decoder(self.details.decode)
+        controls.select(controls.target, model.target_spec)
+        controls.select(controls.draft, model.draft_spec)
+        self.settings.setValue("target", model.target_spec)
+        self.settings.setValue("draft", AUTO if result.anyway else model.draft_spec)  # shown anyway: not kept
+        self.status.done(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
+        self.status.hide_banner()
+        self.status.refresh()
+        if not self.compile.after_load():  # compiled steps warm up still LOADING: Send waits for them
             model.end(State.LOADING)
-        w._sync_buttons()
-        w.examples.measured(result.selection)
-        w.examples.send_pending()
-        w.queued.release()
+        self.loaded.emit(result)
 
-    def _on_load_failed(self, message: str) -> None:
-        w = self.window
-        w.progress.setVisible(False)
-        w.progress_label.setText("")
+    def load_failed(self, message: str) -> None:
+        self.status.done("")
         if self.model.target is not None:  # a failed swap keeps the working pair
-            w.controls.select(w.controls.target, self.model.target_spec)
-            w.controls.select(w.controls.draft, self.model.draft_spec)
-            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message, parent=self.window)
+            self.controls.select(self.controls.target, self.model.target_spec)
+            self.controls.select(self.controls.draft, self.model.draft_spec)
+            box = QMessageBox(QMessageBox.Icon.Warning, self.tr("Could not load the model"), message,
+                              parent=self.parent_widget)
             box.open()
         else:
-            w.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the right.")
-                             .format(message))
-        w.examples.load_failed()
+            self.status.show_banner(self.tr("Could not load the models: {0} — choose another target or draft on the "
+                                            "right.").format(message))
+        self.failed.emit(message)
         self.model.end(State.LOADING)
-        w.queued.load_failed()
-        w._sync_buttons()
-
-    def _draft_name(self) -> str:
-        return self.model.drafter.name if self.model.drafter is not None else self.tr("none (target only)")
-
+        self.queued.load_failed()
 
 
 def plot_notice(selection) -> str | None:

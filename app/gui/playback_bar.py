@@ -44,6 +44,11 @@ class PlaybackBar(QFrame):
         self._position(0, player.rounds)
         self.setVisible(True)
 
+    def detach(self) -> None:
+        """The replay closed: the bar goes until the next one."""
+        self.player = None
+        self.setVisible(False)
+
     def toggle(self) -> None:
         if self.player is not None:
             self.player.toggle()

@@ -73,38 +73,31 @@ class Readout(QFrame):
 
 
 class Presentation:
-    """Composed into the window, not a mixin: handed the window whose layout it changes and restores (its
-    docks, bars, fonts, theme and the chat column's widgets) and the live statistics its readout shows."""
+    """Handed the window whose layout it changes and restores (its docks, bars, fonts, theme and the chat
+    column's widgets: the layout is the window's own), the live statistics its readout shows, `describe()`
+    (SpeculationOffer.describe: what the audience watches), the playback bar and the race view."""
 
-    def __init__(self, window, stats: LiveStats, describe) -> None:
-        self.window = window
+    def __init__(self, window, stats: LiveStats, describe, playback, race_view) -> None:
+        self.window, self.playback, self.race_view = window, playback, race_view
         self.on = False
         self._saved: dict | None = None
         self.readout = Readout(stats)
         self.readout.set_sizes(44, 18)
-        self.readout.describe = describe  # the window's SpeculationOffer.describe
-        window.centralWidget().layout().insertWidget(0, self.readout)
+        self.readout.describe = describe
         keys = (
             ("F2", self.toggle_controls),
-            ("Space", lambda: window.playback.toggle()),
-            ("Right", lambda: window.playback.step()),
+            ("Space", playback.toggle),
+            ("Right", playback.step),
         )
         self._keys = [QShortcut(QKeySequence(key), window, slot, enabled=False) for key, slot in keys]
 
     def toggle(self) -> None:
         self.set(not self.on)
 
-    def escape(self) -> None:
-        """Esc: leaves presentation mode, else stops the answer (or cancels an edit)."""
-        if self.on:
-            self.set(False)
-        else:
-            self.window.chat_flow.stop()
-
     def _presenter_widgets(self) -> list:
         w = self.window
         row = [w.input, w.send_button, w.stop_button]
-        return row + ([w.playback] if w.recordings.player is not None else [])
+        return row + ([self.playback] if self.playback.player is not None else [])
 
     def toggle_controls(self) -> None:
         if not self.on:
@@ -169,10 +162,9 @@ class Presentation:
                 widget.setVisible(visible)
         for shortcut in self._keys:
             shortcut.setEnabled(on)
-        if w.race_view.isVisible():
+        if self.race_view.isVisible():  # its sizes follow the window's text size (MainWindow.set_font_size)
             self.readout.hide()
-            w.race_view.set_sizes(w.chat.font().pointSize())
-            w.race_view.controls.setVisible(not on)
+            self.race_view.controls.setVisible(not on)
 
     def snapshot(self) -> dict:
         """What leaving presentation mode must restore (tests compare two of these)."""

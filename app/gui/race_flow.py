@@ -13,8 +13,6 @@ from app.recording import SUFFIX, Recording, write
 from app.recording.builder import header
 from app.session import State
 
-from .race_view import RaceView
-
 MODES = ("target", "lookup", "tree")  # speculative vs target-only; the current draft vs prompt lookup; chain vs tree
 
 
@@ -69,19 +67,21 @@ class RaceWorker(QObject):
 
 
 class RaceFlow(QObject):
-    """Chat ▸ Race: composed into the window, not a mixin. Handed the chat model (the pair raced; RACING
-    while the two runs take the engine), the engine thread its worker lives in, and the window whose chat
-    column the race view replaces while it shows."""
+    """Chat ▸ Race. Handed the chat model (the pair raced; RACING while the two runs take the engine), the
+    conversation (its system prompt, and its last question when the input box is empty), the status sink,
+    the decoding controls, the recorder (a race is the last recording: File ▸ Save recording saves it), the
+    input box, the race view, the chat column it replaces while it shows (`column`; on stage `stage` too,
+    when on_stage() says so), and the engine thread its worker lives in."""
 
     _start = Signal(object)  # queued into the engine thread
 
-    def __init__(self, window, model, engine_thread) -> None:
-        super().__init__(window)
-        self.window, self.model = window, model
+    def __init__(self, model, conversation, status, controls, recorder, input_box, view, column: list, stage: list,
+                 on_stage, engine_thread, parent=None) -> None:
+        super().__init__(parent)
+        self.model, self.conversation, self.status, self.controls = model, conversation, status, controls
+        self.recorder, self.input, self.view = recorder, input_box, view
+        self.column, self.stage, self.on_stage = column, stage, on_stage
         self.error: str | None = None
-        self.view = RaceView(window.colors)
-        layout = window.centralWidget().layout()
-        layout.insertWidget(layout.indexOf(window.chat), self.view, 1)
         self.view.closed.connect(self.close)
         self.view.save_requested.connect(self.save)
         self.worker = RaceWorker()
@@ -92,58 +92,50 @@ class RaceFlow(QObject):
         self._hidden: dict = {}
 
     def from_input(self, mode: str) -> None:
-        w = self.window
-        text = w.input.toPlainText().strip() or next(
-            (m.content for m in reversed(w.chat.messages) if m.role == "user"), "")
+        text = self.input.toPlainText().strip() or self.conversation.last_user_text()
         if not text:
-            w.statusBar().showMessage(QCoreApplication.translate("Race", "Type a prompt to race first"), 3000)
+            self.status.flash(QCoreApplication.translate("Race", "Type a prompt to race first"), 3000)
             return
         self.start(text, mode)
 
     def start(self, prompt: str, mode: str = "target") -> bool:
-        w, model = self.window, self.model
+        model = self.model
         if not model.idle or model.target is None:
             return False
         try:
             drafters = race_drafters(mode, model.drafter)
         except ValueError as exc:
-            w.show_banner(QCoreApplication.translate("Race", "The {0} draft has no token-tree form to race").format(exc))
+            self.status.show_banner(QCoreApplication.translate("Race", "The {0} draft has no token-tree form to race").format(exc))
             return False
-        system = w.system_prompt.text().strip()
+        system = self.conversation.system_prompt.strip()
         turns = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         model.begin(State.RACING)
         self.error = None
-        w.progress_label.setText(QCoreApplication.translate("Race", "Racing: two runs, one after the other …"))
-        self._start.emit(RaceRequest(model.target, drafters, turns, w.controls.params()))
+        self.status.say(QCoreApplication.translate("Race", "Racing: two runs, one after the other …"))
+        self._start.emit(RaceRequest(model.target, drafters, turns, self.controls.params()))
         return True
 
     def _done(self, recording: Recording) -> None:
-        w = self.window
         self.model.end(State.RACING)
-        w.recordings.last = recording  # File ▸ Save recording saves the race
-        w.progress_label.setText(QCoreApplication.translate("Race", "Race measured · replaying side by side"))
+        self.recorder.keep(recording)  # File ▸ Save recording saves the race
+        self.status.say(QCoreApplication.translate("Race", "Race measured · replaying side by side"))
         self.show(recording)
 
     def _failed(self, message: str) -> None:
         self.model.end(State.RACING)
         self.error = QCoreApplication.translate("Race", "The race failed: {0}").format(message)
-        self.window.show_banner(self.error)
-
-    def _chat_column(self) -> list:
-        w = self.window
-        return [w.system_prompt, w.chat, w.legend, w.input, w.send_button, w.stop_button, w.playback, w.readout]
+        self.status.show_banner(self.error)
 
     def show(self, recording: Recording) -> None:
-        w = self.window
+        """Replay a race recording side by side, in place of the chat column."""
+        on_stage = self.on_stage()
         if not self.view.isVisible():
             # on stage the two runs take the whole width: the plots (the chat's, not the race's) step aside
-            hidden = self._chat_column() + ([w.docks["plots"]] if w.presentation.on else [])
+            hidden = self.column + (self.stage if on_stage else [])
             self._hidden = {widget: widget.isVisible() for widget in hidden}
             for widget in self._hidden:
                 widget.hide()
-        self.view.set_colors(w.colors)
-        self.view.set_sizes(w.chat.font().pointSize())
-        self.view.controls.setVisible(not w.presentation.on)
+        self.view.controls.setVisible(not on_stage)
         self.view.show_recording(recording)
 
     def close(self) -> None:
@@ -158,7 +150,7 @@ class RaceFlow(QObject):
     def save(self) -> None:
         if self.view.recording is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self.window, QCoreApplication.translate("Race", "Save race"), f"race{SUFFIX}",
+        path, _ = QFileDialog.getSaveFileName(self.view, QCoreApplication.translate("Race", "Save race"), f"race{SUFFIX}",
                                               QCoreApplication.translate("Race", "SpecLens recordings (*{0})").format(SUFFIX))
         if path:
             write(Path(path), self.view.recording)

@@ -22,8 +22,9 @@ from app.engine.events import RoundEvent, TokenEvent
 from app.engine.stats import round_shape
 from app.history.records import StoredToken
 from app.recording import Recording, Run
+from app.session.conversation import Conversation, Message
 
-from .chat_view import ChatMessage, ChatView
+from .chat_view import ChatView
 from .player import SPEEDS, Player
 from .theme import Colors
 
@@ -58,7 +59,8 @@ class RacePane(QFrame):
         self.clock = QLabel("0.00 s", objectName="race_clock", alignment=Qt.AlignmentFlag.AlignCenter)
         self.speed = QLabel("– tok/s", objectName="race_speed", alignment=Qt.AlignmentFlag.AlignCenter)
         self.shape = QLabel(objectName="race_shape", alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
-        self.chat = ChatView(colors)
+        self.conversation = Conversation()  # the pane's one answer, as the run plays
+        self.chat = ChatView(colors, self.conversation)
         numbers = QHBoxLayout()
         for w, share in ((self.clock, 2), (self.speed, 3)):  # "0.13 s" is shorter than "317.6 tok/s"
             w.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # two panes fit on stage
@@ -73,7 +75,7 @@ class RacePane(QFrame):
 
     def load(self, run: Run) -> Player:
         self.title.setText(run_title(run))
-        self.chat.set_messages([ChatMessage("assistant", stats={})])
+        self.conversation.open(messages=[Message("assistant", stats={})])
         self.tokens = 0
         self.rounds = []
         self.shape.setText(shape_text(self.rounds))
@@ -83,7 +85,7 @@ class RacePane(QFrame):
 
     def _on_events(self, batch: list) -> None:
         tokens = [StoredToken.from_event(e) for e in batch if isinstance(e, TokenEvent)]
-        self.chat.append_tokens(0, tokens)
+        self.conversation.append_tokens(0, tokens)
         rounds = [e for e in batch if isinstance(e, RoundEvent)]
         self.tokens += sum(e.emitted for e in rounds)
         if rounds:

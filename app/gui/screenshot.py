@@ -56,14 +56,13 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
         window.controls.show_rejected.setChecked(True)
         if replay is not None:
             if not window.recordings.play_file(replay):
-                return window.banner.text()
-            if window.recordings.player is not None:
-                window.recordings.player.finish()
+                return window.status.banner.text()
+            window.recordings.finish_replay()
         else:
-            if not wait_until(lambda: window.model.target is not None or window.banner.isVisible(), LOAD_TIMEOUT_S):
+            if not wait_until(lambda: window.model.target is not None or window.status.banner.isVisible(), LOAD_TIMEOUT_S):
                 return "the models did not load in time"
             if window.model.target is None:
-                return window.banner.text()
+                return window.status.banner.text()
             if (step is not None or race or presentation) and window.offer.offer() is not None:
                 error = _speculate_anyway(window, say)
                 if error:
@@ -91,7 +90,7 @@ def take(path: Path, prompts: list[str], target: str | None, draft: str | None, 
                 return error
         wait_until(lambda: False, 0.3)  # let layouts settle
         if presentation:
-            window.readout.refresh()
+            window.presentation.readout.refresh()
         race_view = window.race.view
         if race_view.isVisible():
             race_view.finish()
@@ -110,7 +109,7 @@ def _speculate_anyway(window, say) -> str | None:
     if not wait_until(lambda: not window.model.loading, LOAD_TIMEOUT_S):
         return "the draft did not load in time"
     if window.model.drafter is None:
-        return window.banner.text() or "the draft did not load"
+        return window.status.banner.text() or "the draft did not load"
     if say is not None:
         say(f"auto runs target-only on this machine; showing speculation with {label} anyway "
             f"({speedup:.2f}× target-only on this machine)")
@@ -126,7 +125,7 @@ def _race(window, prompt: str, mode: str) -> str | None:
 
 def _inspect_a_token(window) -> None:
     """Fill the inspector: the first corrected token (it has top entries), else the first drafted one."""
-    tokens = [(m, i, t) for m, msg in enumerate(window.chat.messages) for i, t in enumerate(msg.tokens)]
+    tokens = [(m, i, t) for m, msg in enumerate(window.conversation.messages) for i, t in enumerate(msg.tokens)]
     for wanted in ("corrected", "accepted"):
         for m, i, token in tokens:
             if token.status == wanted:
@@ -165,8 +164,8 @@ def take_lab(path: Path, theme: str, size: tuple[int, int] = (1300, 800), rounds
             lab.tree_lab.example()
             lab.tree_lab.simulate(rounds)
         else:
-            lab.paper_example()
-            lab.simulate(rounds)
+            lab.chain.paper_example()
+            lab.chain.simulate(rounds)
         wait_until(lambda: False, 0.3)
         path.parent.mkdir(parents=True, exist_ok=True)
         return None if lab.grab().save(str(path)) else f"could not write {path}"

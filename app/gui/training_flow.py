@@ -1,8 +1,5 @@
 """Models ▸ Train a draft…: distill for the loaded target in the engine thread, with progress and cancel;
-the trained draft is listed in the draft picker and one click loads it.
-
-Composed into the window, not a mixin: handed the chat model (whose state is TRAINING while it runs), the
-engine thread's DistillWorker, and the window it parents its dialog on and asks to load the result."""
+the trained draft is listed in the draft picker and one click loads it."""
 
 from __future__ import annotations
 
@@ -12,11 +9,16 @@ from app.session import State
 
 
 class TrainingFlow(QObject):
+    """Handed the chat model (whose state is TRAINING while it runs), the engine thread's DistillWorker, the
+    status sink, the decoding controls (whose draft picker lists the result), `load(target, draft)` that
+    loads the trained draft, and the widget its dialog opens over."""
+
     _start = Signal(object)  # queued into the engine thread, where the worker lives
 
-    def __init__(self, window, model, worker) -> None:
-        super().__init__(window)
-        self.window, self.model, self.worker = window, model, worker
+    def __init__(self, model, worker, status, controls, load, parent=None) -> None:
+        super().__init__(parent)
+        self.model, self.worker, self.status, self.controls, self.load = model, worker, status, controls, load
+        self.parent_widget = parent
         self.dialog = None
         self.links: tuple = ()  # the open dialog's (signal, slot) pairs on the worker
         self._start.connect(worker.start)
@@ -25,14 +27,13 @@ class TrainingFlow(QObject):
         """The dialog for the loaded target; the one running is shown again (one training at a time)."""
         from .distill_dialog import DistillDialog
 
-        w = self.window
         if self.model.target is None:
-            w.statusBar().showMessage(QCoreApplication.translate("ModelFlow", "Load a target first"), 3000)
+            self.status.flash(QCoreApplication.translate("ModelFlow", "Load a target first"), 3000)
             return None
         if self.model.training and self.dialog is not None:
             self.dialog.open()
             return self.dialog
-        dialog = DistillDialog(self.model.target, parent=w)
+        dialog = DistillDialog(self.model.target, parent=self.parent_widget)
         dialog.run_requested.connect(self._run)
         worker = self.worker
         # one slot per outcome updates the dialog and the window together: two queued slots could
@@ -43,7 +44,7 @@ class TrainingFlow(QObject):
         for signal, slot in links:
             signal.connect(slot)
         self.links = links
-        dialog.use_draft.connect(lambda path: w.model_flow.load_models(self.model.target_spec, path))
+        dialog.use_draft.connect(lambda path: self.load(self.model.target_spec, path))
         dialog.finished.connect(lambda *_: dialog.running and dialog.stop())  # closing it stops training
         self.dialog = dialog
         dialog.open()
@@ -56,7 +57,7 @@ class TrainingFlow(QObject):
 
     def _run(self, request) -> None:
         def start() -> None:
-            self.window.progress_label.setText(QCoreApplication.translate("ModelFlow", "Training a draft …"))
+            self.status.say(QCoreApplication.translate("ModelFlow", "Training a draft …"))
             self._start.emit(request)
 
         self.model.when_idle(State.TRAINING, start)
@@ -70,10 +71,9 @@ class TrainingFlow(QObject):
         self.dialog.on_failed(message)
 
     def _ended(self) -> None:
-        w = self.window
-        w.progress_label.setText(QCoreApplication.translate("ModelFlow", "Draft training finished"))
+        self.status.say(QCoreApplication.translate("ModelFlow", "Draft training finished"))
         if self.model.target is not None:
             from app.models.calibration import trained_drafts
 
-            w.controls.set_trained_drafts(trained_drafts(self.model.target))
+            self.controls.set_trained_drafts(trained_drafts(self.model.target))
         self.model.end(State.TRAINING)

@@ -1,5 +1,7 @@
-"""The window's widgets: the chat column in the centre, docks for conversations, controls and
-plots, and the status bar. Built once; the flows in chat_flow, history_flow and model_flow use them."""
+"""The window's widgets: the chat column in the centre (the banner, the system prompt, the race view, the
+chat, the legend, the playback bar, the queued question and the input row), docks for conversations,
+controls and plots, and the status bar. Built once, before the flows that drive them; the window wires
+their signals to the flows."""
 
 from __future__ import annotations
 
@@ -7,10 +9,8 @@ from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -22,33 +22,36 @@ from .chat_view import ChatView
 from .controls import ControlsPanel
 from .conversations import ConversationsPanel
 from .legend import Legend
+from .playback_bar import PlaybackBar
 from .plots import PlotsPanel
+from .queued_question import QueuedQuestion
+from .race_view import RaceView
+from .status import WindowStatus
 from .step_view import RoundGate, StepThrough
 from .token_details import TokenDetails
 
 
 def build_widgets(w) -> None:
+    """The widgets of window `w`, which holds the chat model (`model`), the conversation, the live statistics
+    and the history store they show."""
+    w.controls = ControlsPanel()
+    w.status = WindowStatus(w.model, w.stats, w.controls.gamma_is_auto, w.statusBar(), w)
     central = QWidget()
     layout = QVBoxLayout(central)
     layout.setContentsMargins(10, 8, 10, 8)
     layout.setSpacing(6)
-    w.banner = QLabel(wordWrap=True, objectName="banner", visible=False)
-    w.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     w.system_prompt = QLineEdit(objectName="system", clearButtonEnabled=True)
     w.system_prompt.setPlaceholderText(QCoreApplication.translate("Layout", "System prompt (optional) — sent before every turn of this chat"))
-    w.system_prompt.editingFinished.connect(w.chat_flow._system_prompt_edited)
-    w.chat = ChatView(w.colors)
-    w.chat.token_hovered.connect(w.chat_flow._show_token)
-    w.chat.token_clicked.connect(w.chat_flow._show_token)
-    w.chat.action.connect(w.chat_flow._message_action)
+    w.race_view = RaceView(w.colors)
+    w.chat = ChatView(w.colors, w.conversation)
     w.legend = Legend(w.colors)
+    w.playback = PlaybackBar()
     w.input = QPlainTextEdit(objectName="input")
     w.input.setPlaceholderText(QCoreApplication.translate("Layout", "Ask something…   (Ctrl+Enter sends, Esc stops)"))
     w.input.setFixedHeight(84)
+    w.queued = QueuedQuestion(w.input)  # a question sent while the models load
     w.send_button = QPushButton(QCoreApplication.translate("Layout", "Send"), objectName="primary", toolTip="Ctrl+Enter")
     w.stop_button = QPushButton(QCoreApplication.translate("Layout", "Stop"), objectName="stop", toolTip="Esc", enabled=False)
-    w.send_button.clicked.connect(w.chat_flow.send)
-    w.stop_button.clicked.connect(w.chat_flow.stop)
     buttons = QVBoxLayout()
     buttons.addWidget(w.send_button)
     buttons.addWidget(w.stop_button)
@@ -56,20 +59,17 @@ def build_widgets(w) -> None:
     row = QHBoxLayout()
     row.addWidget(w.input, 1)
     row.addLayout(buttons)
-    layout.addWidget(w.banner)
+    layout.addWidget(w.status.banner)
     layout.addWidget(w.system_prompt)
+    layout.addWidget(w.race_view, 1)
     layout.addWidget(w.chat, 1)
     layout.addWidget(w.legend)
+    layout.addWidget(w.playback)
+    layout.addWidget(w.queued.note)  # just above the input row
     layout.addLayout(row)
     w.setCentralWidget(central)
 
-    w.conversations = ConversationsPanel(w.store)
-    w.conversations.opened.connect(w.history.open_conversation)
-    w.conversations.deleted.connect(w.history._conversation_deleted)
-    w.conversations.new_requested.connect(w.history.new_chat)
-    w.controls = ControlsPanel()
-    w.controls.target_chosen.connect(lambda spec: w.model_flow.load_models(spec, w.model.draft_spec))
-    w.controls.draft_chosen.connect(lambda spec: w.model_flow.load_models(w.model.target_spec, spec))
+    w.conversations = ConversationsPanel(w.store, w.conversation)
     w.controls.show_rejected_changed.connect(w.chat.set_show_rejected)
     w.details = TokenDetails()
     side = QSplitter(Qt.Orientation.Vertical)
@@ -108,12 +108,3 @@ def build_widgets(w) -> None:
     w.docks["plots"].raise_()
     w.resizeDocks([w.docks["plots"]], [340], Qt.Orientation.Vertical)
 
-    bar = w.statusBar()
-    w.progress_label = QLabel()
-    w.progress = QProgressBar(maximum=0, fixedWidth=140, visible=False)
-    bar.addWidget(w.progress)
-    bar.addWidget(w.progress_label)
-    w.status_labels = {key: QLabel() for key in ("choice", "device", "models", "speed", "alpha")}
-    w.status_labels["choice"].setObjectName("choice")
-    for label in w.status_labels.values():
-        bar.addPermanentWidget(label)

@@ -2,79 +2,160 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name>ChatFlow</name>
+    <name>AnswerFlow</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="60"/>
-        <source>Could not save the message: {0}</source>
-        <translation>无法保存消息：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/chat_flow.py" line="76"/>
-        <source>The chat template failed: {0}</source>
-        <translation>对话模板出错：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/chat_flow.py" line="92"/>
-        <source>Timing target-only steps …</source>
-        <translation>正在计时仅目标模型的步骤…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/chat_flow.py" line="92"/>
-        <source>Generating …</source>
-        <translation>正在生成…</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/chat_flow.py" line="125"/>
-        <source>Generating · round {0}</source>
-        <translation>正在生成 · 第 {0} 轮</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/chat_flow.py" line="151"/>
+        <location filename="../../app/gui/answer_flow.py" line="63"/>
         <source>end of answer</source>
         <translation>回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="151"/>
+        <location filename="../../app/gui/answer_flow.py" line="63"/>
         <source>max new tokens reached</source>
         <translation>已达最大新词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="152"/>
+        <location filename="../../app/gui/answer_flow.py" line="64"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="152"/>
+        <location filename="../../app/gui/answer_flow.py" line="64"/>
         <source>context full</source>
         <translation>上下文已满</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="153"/>
+        <location filename="../../app/gui/answer_flow.py" line="65"/>
         <source>Done · {0}</source>
         <translation>完成 · {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="159"/>
+        <location filename="../../app/gui/answer_flow.py" line="70"/>
         <source>Failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="160"/>
+        <location filename="../../app/gui/answer_flow.py" line="71"/>
         <source>Generation failed: {0}</source>
         <translation>生成失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="184"/>
+        <location filename="../../app/gui/answer_flow.py" line="91"/>
+        <source>Generating · round {0}</source>
+        <translation>正在生成 · 第 {0} 轮</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/answer_flow.py" line="119"/>
         <source>The answer was not saved: {0}</source>
         <translation>回答未保存：{0}</translation>
     </message>
+</context>
+<context>
+    <name>ChainLab</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="221"/>
+        <location filename="../../app/gui/lab.py" line="67"/>
+        <source>Target p and draft q</source>
+        <translation>目标分布 p 与草稿分布 q</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="67"/>
+        <source>Paper example</source>
+        <translation>论文示例</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="68"/>
+        <source>&lt;b&gt;p, q and the residual&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p (target) &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q (draft) &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</source>
+        <translation>&lt;b&gt;p、q 与残差分布&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p（目标）&amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q（草稿）&amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="71"/>
+        <source>Output after simulated rounds (95% band)</source>
+        <translation>模拟轮次后的输出（95% 置信带）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="74"/>
+        <source>Rounds and cost</source>
+        <translation>轮次与成本</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="78"/>
+        <source>γ (drafts per round)</source>
+        <translation>γ（每轮草稿数）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="79"/>
+        <source>c (draft step / target step)</source>
+        <translation>c（草稿步 / 目标步）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="167"/>
+        <source>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
+        <translation>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="168"/>
+        <source>&lt;b&gt;residual&lt;/b&gt; norm(max(p − q, 0)) = {0}</source>
+        <translation>&lt;b&gt;残差分布&lt;/b&gt; norm(max(p − q, 0)) = {0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="169"/>
+        <source>&lt;b&gt;output, correct rule&lt;/b&gt;: min(p, q) + (1 − α)·residual = &lt;b&gt;{0}&lt;/b&gt;</source>
+        <translation>&lt;b&gt;输出，正确规则&lt;/b&gt;：min(p, q) + (1 − α)·残差 = &lt;b&gt;{0}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="170"/>
+        <source>&lt;b&gt;output, wrong rule&lt;/b&gt; (resample from p): min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</source>
+        <translation>&lt;b&gt;输出，错误规则&lt;/b&gt;（从 p 重新采样）：min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="172"/>
+        <source>&lt;b&gt;E[tokens per round]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
+        <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="174"/>
+        <source>&lt;b&gt;speedup&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</source>
+        <translation>&lt;b&gt;加速比&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="176"/>
+        <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
+        <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/lab.py" line="179"/>
+        <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule&apos;s law &amp;nbsp; I 95% band · first token of each round, decided by the engine&apos;s own acceptance code</source>
+        <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
+    </message>
+</context>
+<context>
+    <name>ChatFlow</name>
+    <message>
+        <location filename="../../app/gui/chat_flow.py" line="61"/>
+        <source>Could not save the message: {0}</source>
+        <translation>无法保存消息：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_flow.py" line="88"/>
+        <source>The chat template failed: {0}</source>
+        <translation>对话模板出错：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_flow.py" line="100"/>
+        <source>Timing target-only steps …</source>
+        <translation>正在计时仅目标模型的步骤…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_flow.py" line="100"/>
+        <source>Generating …</source>
+        <translation>正在生成…</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/chat_flow.py" line="149"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="230"/>
+        <location filename="../../app/gui/chat_flow.py" line="158"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -82,47 +163,47 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="137"/>
+        <location filename="../../app/gui/chat_view.py" line="121"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="164"/>
+        <location filename="../../app/gui/chat_view.py" line="148"/>
         <source>Try an example — one click sends it:</source>
         <translation>试试示例 —— 点击即可发送：</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="193"/>
+        <location filename="../../app/gui/chat_view.py" line="177"/>
         <source>failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="195"/>
+        <location filename="../../app/gui/chat_view.py" line="179"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="197"/>
+        <location filename="../../app/gui/chat_view.py" line="181"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="205"/>
+        <location filename="../../app/gui/chat_view.py" line="189"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="228"/>
+        <location filename="../../app/gui/chat_view.py" line="212"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="228"/>
+        <location filename="../../app/gui/chat_view.py" line="212"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="228"/>
+        <location filename="../../app/gui/chat_view.py" line="212"/>
         <source>Edit</source>
         <translation>编辑</translation>
     </message>
@@ -130,22 +211,22 @@
 <context>
     <name>CompileFlow</name>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="56"/>
+        <location filename="../../app/gui/compile_flow.py" line="65"/>
         <source>Compiling decoding steps …</source>
         <translation>正在准备解码步骤 …</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="65"/>
+        <location filename="../../app/gui/compile_flow.py" line="71"/>
         <source>Compiling decoding steps … {0} of {1}</source>
         <translation>正在准备解码步骤 … {0} / {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="72"/>
+        <location filename="../../app/gui/compile_flow.py" line="76"/>
         <source>Ready · decoding steps compiled in {0:.1f} s</source>
         <translation>就绪 · 解码步骤准备用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/compile_flow.py" line="89"/>
+        <location filename="../../app/gui/compile_flow.py" line="92"/>
         <source>Compiled decoding is not available: {0}</source>
         <translation>无法使用预先准备的解码步骤：{0}</translation>
     </message>
@@ -301,77 +382,77 @@
 <context>
     <name>ConversationsPanel</name>
     <message>
-        <location filename="../../app/gui/conversations.py" line="36"/>
+        <location filename="../../app/gui/conversations.py" line="38"/>
         <source>New chat</source>
         <translation>新建对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="39"/>
+        <location filename="../../app/gui/conversations.py" line="41"/>
         <source>Search titles…</source>
         <translation>搜索标题…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="59"/>
+        <location filename="../../app/gui/conversations.py" line="70"/>
         <source>Untitled</source>
         <translation>无标题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="61"/>
+        <location filename="../../app/gui/conversations.py" line="72"/>
         <source>{0} messages</source>
         <translation>{0} 条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="78"/>
+        <location filename="../../app/gui/conversations.py" line="89"/>
         <source>Rename…</source>
         <translation>重命名…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="79"/>
+        <location filename="../../app/gui/conversations.py" line="90"/>
         <source>Export as HTML…</source>
         <translation>导出为 HTML…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="80"/>
+        <location filename="../../app/gui/conversations.py" line="91"/>
         <source>Export as Markdown…</source>
         <translation>导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="82"/>
+        <location filename="../../app/gui/conversations.py" line="93"/>
         <source>Delete</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="87"/>
+        <location filename="../../app/gui/conversations.py" line="98"/>
         <source>Rename conversation</source>
         <translation>重命名对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="87"/>
+        <location filename="../../app/gui/conversations.py" line="98"/>
         <source>Title:</source>
         <translation>标题：</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="94"/>
+        <location filename="../../app/gui/conversations.py" line="105"/>
         <source>Delete conversation</source>
         <translation>删除对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="94"/>
+        <location filename="../../app/gui/conversations.py" line="105"/>
         <source>Delete “{0}”? This cannot be undone.</source>
         <translation>删除“{0}”？此操作无法撤销。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="103"/>
+        <location filename="../../app/gui/conversations.py" line="114"/>
         <source>HTML page (*.html)</source>
         <translation>HTML 网页 (*.html)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="103"/>
+        <location filename="../../app/gui/conversations.py" line="114"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown 文件 (*.md)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/conversations.py" line="104"/>
+        <location filename="../../app/gui/conversations.py" line="115"/>
         <source>Export conversation</source>
         <translation>导出对话</translation>
     </message>
@@ -515,17 +596,17 @@
         <translation>提示查找大显身手：从提示中复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="64"/>
+        <location filename="../../app/gui/examples.py" line="62"/>
         <source>{0}: {1:.2f}× target-only on this machine, slower</source>
         <translation>{0}：本机为仅目标模型的 {1:.2f}×，更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="66"/>
+        <location filename="../../app/gui/examples.py" line="64"/>
         <source>{0}: {1:.2f}× target-only on this machine</source>
         <translation>{0}：本机为仅目标模型的 {1:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="79"/>
+        <location filename="../../app/gui/examples.py" line="77"/>
         <source>This example shows the colours, not a speedup: {0}</source>
         <translation>此示例只为显示词元的状态，不是加速：{0}</translation>
     </message>
@@ -541,174 +622,102 @@
 <context>
     <name>HistoryFlow</name>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="88"/>
+        <location filename="../../app/gui/history_flow.py" line="79"/>
         <source>Nothing to export yet</source>
         <translation>暂无可导出的内容</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="98"/>
+        <location filename="../../app/gui/history_flow.py" line="87"/>
         <source>Export plots into folder</source>
         <translation>将图表导出到文件夹</translation>
     </message>
     <message>
-        <location filename="../../app/gui/history_flow.py" line="101"/>
+        <location filename="../../app/gui/history_flow.py" line="90"/>
         <source>Wrote {0} files to {1}</source>
         <translation>已写入 {0} 个文件到 {1}</translation>
     </message>
 </context>
 <context>
-    <name>LabWindow</name>
+    <name>LabTab</name>
     <message>
-        <location filename="../../app/gui/lab.py" line="94"/>
-        <source>SpecLens Lab — why speculative sampling is exact</source>
-        <translation>SpecLens 实验室 —— 为什么推测采样是精确的</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="105"/>
-        <source>Chain: one draft, sampled from q</source>
-        <translation>链：一个草稿词元，从 q 采样</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="106"/>
-        <source>Tree: three candidates at one node</source>
-        <translation>树：一个节点上的三个候选</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="110"/>
-        <source>Target p and draft q</source>
-        <translation>目标分布 p 与草稿分布 q</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="113"/>
+        <location filename="../../app/gui/lab_panel.py" line="96"/>
         <source>Tokens</source>
         <translation>词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="127"/>
-        <source>Rounds and cost</source>
-        <translation>轮次与成本</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="131"/>
-        <source>γ (drafts per round)</source>
-        <translation>γ（每轮草稿数）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="132"/>
-        <source>c (draft step / target step)</source>
-        <translation>c（草稿步 / 目标步）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="135"/>
-        <source>Paper example</source>
-        <translation>论文示例</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="136"/>
-        <location filename="../../app/gui/lab.py" line="246"/>
+        <location filename="../../app/gui/lab_panel.py" line="112"/>
+        <location filename="../../app/gui/lab_panel.py" line="202"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="137"/>
+        <location filename="../../app/gui/lab_panel.py" line="113"/>
         <source>Reset counts</source>
         <translation>重置计数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="152"/>
-        <source>&lt;b&gt;p, q and the residual&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p (target) &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q (draft) &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</source>
-        <translation>&lt;b&gt;p、q 与残差分布&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p（目标）&amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q（草稿）&amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; norm(max(p − q, 0))</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="160"/>
-        <source>Output after simulated rounds (95% band)</source>
-        <translation>模拟轮次后的输出（95% 置信带）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="246"/>
+        <location filename="../../app/gui/lab_panel.py" line="202"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
+</context>
+<context>
+    <name>LabWindow</name>
     <message>
-        <location filename="../../app/gui/lab.py" line="304"/>
-        <source>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
-        <translation>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
+        <location filename="../../app/gui/lab.py" line="42"/>
+        <source>SpecLens Lab — why speculative sampling is exact</source>
+        <translation>SpecLens 实验室 —— 为什么推测采样是精确的</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="305"/>
-        <source>&lt;b&gt;residual&lt;/b&gt; norm(max(p − q, 0)) = {0}</source>
-        <translation>&lt;b&gt;残差分布&lt;/b&gt; norm(max(p − q, 0)) = {0}</translation>
+        <location filename="../../app/gui/lab.py" line="46"/>
+        <source>Chain: one draft, sampled from q</source>
+        <translation>链：一个草稿词元，从 q 采样</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="306"/>
-        <source>&lt;b&gt;output, correct rule&lt;/b&gt;: min(p, q) + (1 − α)·residual = &lt;b&gt;{0}&lt;/b&gt;</source>
-        <translation>&lt;b&gt;输出，正确规则&lt;/b&gt;：min(p, q) + (1 − α)·残差 = &lt;b&gt;{0}&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="307"/>
-        <source>&lt;b&gt;output, wrong rule&lt;/b&gt; (resample from p): min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</source>
-        <translation>&lt;b&gt;输出，错误规则&lt;/b&gt;（从 p 重新采样）：min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="309"/>
-        <source>&lt;b&gt;E[tokens per round]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
-        <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="311"/>
-        <source>&lt;b&gt;speedup&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</source>
-        <translation>&lt;b&gt;加速比&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="313"/>
-        <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
-        <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab.py" line="316"/>
-        <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule&apos;s law &amp;nbsp; I 95% band · first token of each round, decided by the engine&apos;s own acceptance code</source>
-        <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
+        <location filename="../../app/gui/lab.py" line="47"/>
+        <source>Tree: three candidates at one node</source>
+        <translation>树：一个节点上的三个候选</translation>
     </message>
 </context>
 <context>
     <name>Layout</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="38"/>
+        <location filename="../../app/gui/window_layout.py" line="45"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="46"/>
+        <location filename="../../app/gui/window_layout.py" line="51"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="48"/>
+        <location filename="../../app/gui/window_layout.py" line="54"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="49"/>
+        <location filename="../../app/gui/window_layout.py" line="55"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="92"/>
+        <location filename="../../app/gui/window_layout.py" line="93"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="93"/>
+        <location filename="../../app/gui/window_layout.py" line="94"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="94"/>
+        <location filename="../../app/gui/window_layout.py" line="95"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="95"/>
+        <location filename="../../app/gui/window_layout.py" line="96"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -744,34 +753,24 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="66"/>
+        <location filename="../../app/gui/main_window.py" line="68"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="103"/>
+        <location filename="../../app/gui/main_window.py" line="96"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="168"/>
+        <location filename="../../app/gui/main_window.py" line="138"/>
+        <source>Serve on localhost</source>
+        <translation>在本机开放 API</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/main_window.py" line="206"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/main_window.py" line="216"/>
-        <source> · threads: {0}</source>
-        <translation> · 线程：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/main_window.py" line="220"/>
-        <source>CPU threads chosen by timing one decode step at load: {0}</source>
-        <translation>CPU 线程数在加载时按一次解码步骤的计时选定：{0}</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/main_window.py" line="221"/>
-        <source>CPU threads as set (OMP_NUM_THREADS, --threads or one core)</source>
-        <translation>CPU 线程数按设定（OMP_NUM_THREADS、--threads 或单核）</translation>
     </message>
 </context>
 <context>
@@ -872,98 +871,93 @@
         <translation>训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="39"/>
-        <source>Serve on localhost</source>
-        <translation>在本机开放 API</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/menus.py" line="42"/>
+        <location filename="../../app/gui/menus.py" line="40"/>
         <source>Target dtype</source>
         <translation>目标模型精度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="45"/>
+        <location filename="../../app/gui/menus.py" line="43"/>
         <source>Automatic (fastest exact kernels)</source>
         <translation>自动（最快且精确）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="49"/>
         <source>Token trees</source>
         <translation>词元树</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="53"/>
+        <location filename="../../app/gui/menus.py" line="51"/>
         <source>Automatic (a tree where it is measured faster)</source>
         <translation>自动（实测更快时用树）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>On (always a tree)</source>
         <translation>开（总是用树）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="54"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>Off (chains only)</source>
         <translation>关（只用链）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="61"/>
+        <location filename="../../app/gui/menus.py" line="60"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="62"/>
+        <location filename="../../app/gui/menus.py" line="61"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="64"/>
+        <location filename="../../app/gui/menus.py" line="63"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="65"/>
+        <location filename="../../app/gui/menus.py" line="64"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="66"/>
+        <location filename="../../app/gui/menus.py" line="65"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="68"/>
+        <location filename="../../app/gui/menus.py" line="67"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="71"/>
-        <location filename="../../app/gui/menus.py" line="82"/>
+        <location filename="../../app/gui/menus.py" line="70"/>
+        <location filename="../../app/gui/menus.py" line="81"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="71"/>
+        <location filename="../../app/gui/menus.py" line="70"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="71"/>
+        <location filename="../../app/gui/menus.py" line="70"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="77"/>
+        <location filename="../../app/gui/menus.py" line="76"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="78"/>
+        <location filename="../../app/gui/menus.py" line="77"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="79"/>
+        <location filename="../../app/gui/menus.py" line="78"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
@@ -971,12 +965,12 @@
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/training_flow.py" line="30"/>
+        <location filename="../../app/gui/training_flow.py" line="31"/>
         <source>Load a target first</source>
         <translation>请先加载目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/training_flow.py" line="59"/>
+        <location filename="../../app/gui/training_flow.py" line="60"/>
         <source>Training a draft …</source>
         <translation>正在训练草稿模型…</translation>
     </message>
@@ -986,92 +980,92 @@
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="160"/>
+        <location filename="../../app/gui/model_flow.py" line="148"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="163"/>
+        <location filename="../../app/gui/model_flow.py" line="151"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="149"/>
+        <location filename="../../app/gui/model_flow.py" line="137"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="44"/>
+        <location filename="../../app/gui/model_flow.py" line="55"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="108"/>
+        <location filename="../../app/gui/model_flow.py" line="107"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="127"/>
+        <location filename="../../app/gui/model_flow.py" line="119"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="130"/>
+        <location filename="../../app/gui/model_flow.py" line="123"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="138"/>
+        <location filename="../../app/gui/answer_header.py" line="15"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="152"/>
+        <location filename="../../app/gui/model_flow.py" line="140"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <location filename="../../app/gui/model_flow.py" line="159"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <location filename="../../app/gui/model_flow.py" line="163"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <location filename="../../app/gui/model_flow.py" line="163"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="179"/>
+        <location filename="../../app/gui/model_flow.py" line="167"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="180"/>
+        <location filename="../../app/gui/model_flow.py" line="168"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <location filename="../../app/gui/model_flow.py" line="170"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="182"/>
+        <location filename="../../app/gui/model_flow.py" line="170"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="184"/>
+        <location filename="../../app/gui/model_flow.py" line="172"/>
         <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="186"/>
+        <location filename="../../app/gui/model_flow.py" line="174"/>
         <source>{0} · predicted {1:.2f}×</source>
         <translation>{0} · 预测 {1:.2f}×</translation>
     </message>
@@ -1186,7 +1180,7 @@
     <name>PlaybackBar</name>
     <message>
         <location filename="../../app/gui/playback_bar.py" line="20"/>
-        <location filename="../../app/gui/playback_bar.py" line="64"/>
+        <location filename="../../app/gui/playback_bar.py" line="69"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
@@ -1216,12 +1210,12 @@
         <translation>关闭回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/playback_bar.py" line="58"/>
+        <location filename="../../app/gui/playback_bar.py" line="63"/>
         <source>round %1 of %2</source>
         <translation>第 %1 轮，共 %2 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/playback_bar.py" line="64"/>
+        <location filename="../../app/gui/playback_bar.py" line="69"/>
         <source>Play</source>
         <translation>播放</translation>
     </message>
@@ -1340,42 +1334,42 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="196"/>
+        <location filename="../../app/gui/model_flow.py" line="184"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="199"/>
+        <location filename="../../app/gui/model_flow.py" line="187"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="201"/>
+        <location filename="../../app/gui/model_flow.py" line="189"/>
         <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
         <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="204"/>
+        <location filename="../../app/gui/model_flow.py" line="192"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="211"/>
+        <location filename="../../app/gui/model_flow.py" line="199"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="213"/>
+        <location filename="../../app/gui/model_flow.py" line="201"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="217"/>
+        <location filename="../../app/gui/model_flow.py" line="205"/>
         <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
         <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="219"/>
+        <location filename="../../app/gui/model_flow.py" line="207"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1449,12 +1443,12 @@
 <context>
     <name>QueuedQuestion</name>
     <message>
-        <location filename="../../app/gui/queued_question.py" line="30"/>
+        <location filename="../../app/gui/queued_question.py" line="37"/>
         <source>“{0}” will be sent when the model is ready · Stop cancels</source>
         <translation>“{0}”将在模型就绪后发送 · 停止可取消</translation>
     </message>
     <message>
-        <location filename="../../app/gui/queued_question.py" line="55"/>
+        <location filename="../../app/gui/queued_question.py" line="56"/>
         <source>Not sent: the models did not load. Your question is back in the box.</source>
         <translation>未发送：模型加载失败。你的问题已放回输入栏。</translation>
     </message>
@@ -1462,107 +1456,107 @@
 <context>
     <name>Race</name>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="99"/>
+        <location filename="../../app/gui/race_flow.py" line="97"/>
         <source>Type a prompt to race first</source>
         <translation>请先输入一个提示再比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="110"/>
+        <location filename="../../app/gui/race_flow.py" line="108"/>
         <source>The {0} draft has no token-tree form to race</source>
         <translation>草稿 {0} 没有可用于比赛的词元树形式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="116"/>
+        <location filename="../../app/gui/race_flow.py" line="114"/>
         <source>Racing: two runs, one after the other …</source>
         <translation>比赛中：两次运行，依次进行…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="124"/>
+        <location filename="../../app/gui/race_flow.py" line="121"/>
         <source>Race measured · replaying side by side</source>
         <translation>比赛已测量 · 并排回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="129"/>
+        <location filename="../../app/gui/race_flow.py" line="126"/>
         <source>The race failed: {0}</source>
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="161"/>
+        <location filename="../../app/gui/race_flow.py" line="153"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="162"/>
+        <location filename="../../app/gui/race_flow.py" line="154"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="40"/>
+        <location filename="../../app/gui/race_view.py" line="41"/>
         <source>speculative, draft: {0}</source>
         <translation>推测解码，草稿：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="37"/>
+        <location filename="../../app/gui/race_view.py" line="38"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="39"/>
+        <location filename="../../app/gui/race_view.py" line="40"/>
         <source>token tree, draft: {0}</source>
         <translation>词元树，草稿：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="47"/>
+        <location filename="../../app/gui/race_view.py" line="48"/>
         <source>– tokens / round</source>
         <translation>– 词元 / 轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="48"/>
+        <location filename="../../app/gui/race_view.py" line="49"/>
         <source>{0:.2f} tokens / round · {1:.1f} verified / round</source>
         <translation>每轮 {0:.2f} 个词元 · 每轮验证 {1:.1f} 个</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="100"/>
+        <location filename="../../app/gui/race_view.py" line="102"/>
         <source>{0:.1f} tok/s</source>
         <translation>{0:.1f} 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="123"/>
+        <location filename="../../app/gui/race_view.py" line="125"/>
         <source>Replay race</source>
         <translation>回放比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="124"/>
+        <location filename="../../app/gui/race_view.py" line="126"/>
         <source>Playback speed</source>
         <translation>回放速度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="128"/>
+        <location filename="../../app/gui/race_view.py" line="130"/>
         <source>Save race…</source>
         <translation>保存比赛…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="129"/>
+        <location filename="../../app/gui/race_view.py" line="131"/>
         <source>Close race</source>
         <translation>关闭比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="169"/>
+        <location filename="../../app/gui/race_view.py" line="171"/>
         <source>A side-by-side replay of two measured runs: both decoded the same prompt on {0}, one after the other, and each plays back at its own measured pace.</source>
         <translation>两次实测运行的并排回放：二者在{0}上依次解码同一个提示，并各自按实测速度回放。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="172"/>
+        <location filename="../../app/gui/race_view.py" line="174"/>
         <source>this machine</source>
         <translation>本机</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="212"/>
+        <location filename="../../app/gui/race_view.py" line="214"/>
         <source>Speedup {0:.2f}× (right against left, tokens/s)</source>
         <translation>加速比 {0:.2f}×（右对左，词元/秒）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_view.py" line="214"/>
+        <location filename="../../app/gui/race_view.py" line="216"/>
         <source>The recording ends before both runs finished</source>
         <translation>录制在两次运行都结束之前就结束了</translation>
     </message>
@@ -1570,63 +1564,63 @@
 <context>
     <name>Recordings</name>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="62"/>
+        <location filename="../../app/gui/answer_recorder.py" line="43"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="62"/>
+        <location filename="../../app/gui/answer_recorder.py" line="44"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="106"/>
+        <location filename="../../app/gui/answer_recorder.py" line="81"/>
         <source>The recording was not saved: {0}</source>
         <translation>录制未保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="111"/>
+        <location filename="../../app/gui/recording_flow.py" line="41"/>
         <source>No answer to save yet</source>
         <translation>还没有可保存的回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="113"/>
+        <location filename="../../app/gui/recording_flow.py" line="43"/>
         <source>Save recording</source>
         <translation>保存录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="114"/>
-        <location filename="../../app/gui/recording_flow.py" line="139"/>
+        <location filename="../../app/gui/recording_flow.py" line="44"/>
+        <location filename="../../app/gui/recording_flow.py" line="59"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="125"/>
+        <location filename="../../app/gui/recording_flow.py" line="54"/>
         <source>Recording saved to {0}</source>
         <translation>录制已保存到 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="138"/>
+        <location filename="../../app/gui/recording_flow.py" line="58"/>
         <source>Open recording</source>
         <translation>打开录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="176"/>
+        <location filename="../../app/gui/recording_flow.py" line="104"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="191"/>
+        <location filename="../../app/gui/recording_flow.py" line="111"/>
         <source>Replay: {0}</source>
         <translation>回放：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="196"/>
+        <location filename="../../app/gui/recording_flow.py" line="116"/>
         <source>Replaying a recording</source>
         <translation>正在回放录制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/recording_flow.py" line="212"/>
+        <location filename="../../app/gui/recording_flow.py" line="127"/>
         <source>Done · the recording ends here</source>
         <translation>完成 · 录制到此结束</translation>
     </message>
@@ -1634,37 +1628,37 @@
 <context>
     <name>ServeFlow</name>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="39"/>
+        <location filename="../../app/gui/serve_flow.py" line="54"/>
         <source>Load a model pair and wait for the answer to end first</source>
         <translation>请先加载模型对，并等待当前回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="57"/>
+        <location filename="../../app/gui/serve_flow.py" line="72"/>
         <source>The local server could not start: no free port on 127.0.0.1</source>
         <translation>本机 API 无法启动：127.0.0.1 上没有可用的 TCP port</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="63"/>
+        <location filename="../../app/gui/serve_flow.py" line="76"/>
         <source>Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. Models ▸ Serve on localhost stops it.</source>
         <translation>正在 {1}/v1 开放 {0}（OpenAI API）：经它发来的问题的回答会显示在这里。再次选择“模型 → 在本机开放 API”即可停止。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="83"/>
+        <location filename="../../app/gui/serve_flow.py" line="94"/>
         <source>Serving stopped</source>
         <translation>本机 API 已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="87"/>
+        <location filename="../../app/gui/serve_flow.py" line="97"/>
         <source>Serving at {0}/v1 · waiting for requests</source>
         <translation>本机 API {0}/v1 · 等待问题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="129"/>
+        <location filename="../../app/gui/serve_flow.py" line="130"/>
         <source>Could not save the request: {0}</source>
         <translation>无法保存问题：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="143"/>
+        <location filename="../../app/gui/serve_flow.py" line="137"/>
         <source>Answering a request from the local server …</source>
         <translation>正在回答本机 API 收到的问题…</translation>
     </message>
@@ -1672,53 +1666,53 @@
 <context>
     <name>SpeculationOffer</name>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="20"/>
-        <location filename="../../app/gui/speculation_offer.py" line="45"/>
+        <location filename="../../app/gui/speculation_offer.py" line="26"/>
+        <location filename="../../app/gui/speculation_offer.py" line="54"/>
         <source>Show speculation anyway</source>
         <translation>仍然显示推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="42"/>
+        <location filename="../../app/gui/speculation_offer.py" line="51"/>
         <source>Show speculation anyway ({0}, {1:.2f}× on this machine)</source>
         <translation>仍然显示推测解码（{0}，本机 {1:.2f}×）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="60"/>
+        <location filename="../../app/gui/speculation_offer.py" line="67"/>
         <source>Speculating anyway with {0}: it ran at {1:.2f}× target-only on this machine.</source>
         <translation>仍用 {0} 推测解码：它在本机的速度是仅目标模型的 {1:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="67"/>
+        <location filename="../../app/gui/speculation_offer.py" line="73"/>
         <source>Speculating with {0} anyway: {1:.2f}× on this machine</source>
         <translation>仍用 {0} 推测解码：本机 {1:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="76"/>
+        <location filename="../../app/gui/speculation_offer.py" line="82"/>
         <source>Replay: speculating with {0}</source>
         <translation>回放：用 {0} 推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="77"/>
+        <location filename="../../app/gui/speculation_offer.py" line="83"/>
         <source>Replay: target only</source>
         <translation>回放：仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="80"/>
+        <location filename="../../app/gui/speculation_offer.py" line="86"/>
         <source>Target only: speculation is slower on this machine</source>
         <translation>仅目标模型：本机上推测解码更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="81"/>
+        <location filename="../../app/gui/speculation_offer.py" line="87"/>
         <source>Target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="84"/>
+        <location filename="../../app/gui/speculation_offer.py" line="90"/>
         <source>Speculating with {0}</source>
         <translation>用 {0} 推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="85"/>
+        <location filename="../../app/gui/speculation_offer.py" line="91"/>
         <source>Speculating with {0}, {1:.2f}× on this machine</source>
         <translation>用 {0} 推测解码，本机 {1:.2f}×</translation>
     </message>
@@ -1906,88 +1900,67 @@
 <context>
     <name>TreeLab</name>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="51"/>
+        <location filename="../../app/gui/lab_tree.py" line="31"/>
         <source>Target p and draft q at one node</source>
         <translation>一个节点上的目标 p 与草稿 q</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="54"/>
-        <source>Tokens</source>
-        <translation>词元数</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab_tree.py" line="68"/>
+        <location filename="../../app/gui/lab_tree.py" line="39"/>
         <source>Candidates, tested in this order</source>
         <translation>候选（按此顺序检验）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="70"/>
+        <location filename="../../app/gui/lab_tree.py" line="41"/>
         <source>Top 3 of q</source>
         <translation>取 q 的前 3 名</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="77"/>
+        <location filename="../../app/gui/lab_tree.py" line="31"/>
         <source>Example</source>
         <translation>示例</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="78"/>
-        <location filename="../../app/gui/lab_tree.py" line="207"/>
-        <source>Run</source>
-        <translation>运行</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab_tree.py" line="79"/>
-        <source>Reset counts</source>
-        <translation>重置计数</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab_tree.py" line="94"/>
+        <location filename="../../app/gui/lab_tree.py" line="32"/>
         <source>&lt;b&gt;p, q and the final p′&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; p′: p with the candidates zeroed, renormalised &amp;nbsp; #1–#3: the candidates</source>
         <translation>&lt;b&gt;p、q 与最终的 p′&lt;/b&gt; &amp;nbsp; &lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; p &amp;nbsp;&lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; q &amp;nbsp;&lt;span style=&apos;color:{2}&apos;&gt;■&lt;/span&gt; p′：候选置零后重新归一化的 p &amp;nbsp; #1–#3：候选</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="102"/>
+        <location filename="../../app/gui/lab_tree.py" line="35"/>
         <source>First token after simulated tree rounds (95% band)</source>
         <translation>模拟树轮次的首个输出词元（95% 区间）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="207"/>
-        <source>Pause</source>
-        <translation>暂停</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/lab_tree.py" line="258"/>
+        <location filename="../../app/gui/lab_tree.py" line="151"/>
         <source>&lt;b&gt;tree&lt;/b&gt;: p(S) = Σ p over the candidates S = {0} = &lt;b&gt;{1:.3f}&lt;/b&gt; &amp;nbsp; (simulated {2})</source>
         <translation>&lt;b&gt;树&lt;/b&gt;：p(S) = 候选集 S = {0} 上的 Σ p = &lt;b&gt;{1:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {2}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="260"/>
+        <location filename="../../app/gui/lab_tree.py" line="153"/>
         <source>&lt;b&gt;chain&lt;/b&gt;, one token sampled from q: Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;链&lt;/b&gt;（一个从 q 采样的词元）：Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="265"/>
+        <location filename="../../app/gui/lab_tree.py" line="158"/>
         <source>#{0} {1}: reached {2:.3f}, accepted when u &amp;lt; p′ = {3:.3f}, so P = p({1}) = &lt;b&gt;{4:.3f}&lt;/b&gt; &amp;nbsp; (simulated {5})</source>
         <translation>#{0} {1}：到达概率 {2:.3f}，u &amp;lt; p′ = {3:.3f} 时接受，故 P = p({1}) = &lt;b&gt;{4:.3f}&lt;/b&gt; &amp;nbsp;（模拟 {5}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="269"/>
+        <location filename="../../app/gui/lab_tree.py" line="162"/>
         <source>all rejected ({0:.3f}): the token is drawn from p′ = {1}</source>
         <translation>全部被拒（{0:.3f}）：词元从 p′ = {1} 中抽取</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="270"/>
+        <location filename="../../app/gui/lab_tree.py" line="163"/>
         <source>&lt;b&gt;E[tokens per round]&lt;/b&gt;: tree 1 + p(S) = &lt;b&gt;{0:.3f}&lt;/b&gt;, chain 1 + Σ min(p, q) = &lt;b&gt;{1:.3f}&lt;/b&gt;</source>
         <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt;：树 1 + p(S) = &lt;b&gt;{0:.3f}&lt;/b&gt;，链 1 + Σ min(p, q) = &lt;b&gt;{1:.3f}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="272"/>
+        <location filename="../../app/gui/lab_tree.py" line="165"/>
         <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_tree.py" line="276"/>
+        <location filename="../../app/gui/lab_tree.py" line="169"/>
         <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; first token of each round, decided by the engine&apos;s own tree rule &amp;nbsp; — p (the target) &amp;nbsp; I 95% band · the tree wins when its candidates hold more of p than q shares with p; a draft close to p, sampled, wins as a chain</source>
         <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 每轮的首个词元，由引擎自身的树规则判定 &amp;nbsp; — p（目标） &amp;nbsp; I 95% 区间 · 候选覆盖的 p 质量多于 q 与 p 的重叠时，树胜出；草稿接近 p 时，按 q 采样的链胜出</translation>
     </message>
@@ -2023,6 +1996,24 @@
         <location filename="../../app/gui/tree_panel.py" line="61"/>
         <source>bonus</source>
         <translation>奖励</translation>
+    </message>
+</context>
+<context>
+    <name>WindowStatus</name>
+    <message>
+        <location filename="../../app/gui/status.py" line="76"/>
+        <source> · threads: {0}</source>
+        <translation> · 线程：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/status.py" line="80"/>
+        <source>CPU threads chosen by timing one decode step at load: {0}</source>
+        <translation>CPU 线程数在加载时按一次解码步骤的计时选定：{0}</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/status.py" line="81"/>
+        <source>CPU threads as set (OMP_NUM_THREADS, --threads or one core)</source>
+        <translation>CPU 线程数按设定（OMP_NUM_THREADS、--threads 或单核）</translation>
     </message>
 </context>
 </TS>

@@ -1,14 +1,15 @@
-"""The measured drafter choice in the window: target-only said plainly, auto γ fed live, hand-set γ wins."""
+"""The measured drafter choice: target-only said plainly, auto γ fed live, hand-set γ wins. The model flow
+with its collaborators (the status, the plots, the chat flow that answers)."""
 
 from __future__ import annotations
 
 from gui_helpers import CPU, send
 
 
-def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_rig):
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is None and win.model.selection.choice.target_only
-    status = win.status_labels["choice"].text()
+    status = win.status.labels["choice"].text()
     assert status.startswith("Target-only") and "draft costs 1.05 target steps on this CPU" in status
     win.plots.refresh()
     notice = win.plots.notice.text()
@@ -18,15 +19,15 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_window):
     assert all(r.drafted == 0 for r in win.recorder.rounds)
 
 
-def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, monkeypatch):
+def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_rig, monkeypatch):
     from app.engine.policy import switch
 
     monkeypatch.setattr(switch, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
     monkeypatch.setattr(switch, "MEASURED_FLOOR", 0.0)
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.selection.spec == "prompt-lookup" and win.model.drafter is not None
     assert win.controls.gamma_is_auto() and win.model.auto is not None
-    assert "γ auto" in win.status_labels["choice"].text()
+    assert "γ auto" in win.status.labels["choice"].text()
     assert win.plots.notice.text() == ""
     win.controls.max_new.setValue(40)
     send(qtbot, win, "say it again. say it again. say it")
@@ -39,19 +40,19 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_window, mo
     assert rounds and all(r.gamma == min(3, r.gamma) for r in rounds) and rounds[0].gamma == 3
 
 
-def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_window, monkeypatch):
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+def test_a_hand_picked_slow_draft_is_called_slower(qtbot, auto_rig, monkeypatch):
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     win.model_flow.load_models(win.model.target_spec, "self")
     qtbot.waitUntil(lambda: not win.model.loading and win.model.drafter is not None, timeout=60_000)
-    assert win.status_labels["choice"].text().startswith("Slower than target-only")
+    assert win.status.labels["choice"].text().startswith("Slower than target-only")
     win.plots.refresh()
     assert "Slower than target-only" in win.plots.notice.text()
 
 
-def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_window):
+def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_rig):
     from app.engine import RoundEvent
 
-    win = auto_window({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
+    win = auto_rig({"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.7)})
     assert win.model.drafter is not None
     win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # no live evidence yet
@@ -61,26 +62,26 @@ def test_auto_falls_back_to_target_only_when_live_rounds_say_so(qtbot, auto_wind
                                    draft_time=1e-5, verify_time=CPU.seconds[g]))
     win.model_flow.recheck_choice()
     assert win.model.drafter is None and win.model.auto is None
-    assert win.status_labels["choice"].text() == "Target-only (switched live)"
+    assert win.status.labels["choice"].text() == "Target-only (switched live)"
     win.plots.refresh()
     assert "Switched to target-only: the live acceptance at draft position 1 (α₁ 0.0" in \
         win.plots.notice.text()
 
 
-def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_window):
+def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_rig):
     """The load-time probe can be optimistic for long chats (the bf16 self-draft slows with context faster than
     the target): an answer measured clearly slower than target-only steps timed in this chat ends the draft."""
-    from app.gui.chat_view import ChatMessage
+    from app.session import Message
 
-    win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
+    win = auto_rig({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     assert win.model.drafter is not None
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.95, "new_tokens": 40}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # within the noise band
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.5, "new_tokens": 8}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is not None  # too short to judge: mostly prefill
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is None and win.model.auto is None
     win.plots.refresh()

@@ -33,8 +33,8 @@ def test_default_pair_streams_statuses_that_match_the_engine(qtbot, data_dir):
     qtbot.addWidget(window)
     window.show()
     # Loading also times the drafters on this machine the first time (cached afterwards).
-    qtbot.waitUntil(lambda: window.model.drafter is not None or window.banner.isVisibleTo(window), timeout=360_000)
-    assert window.model.drafter is not None, window.banner.text()
+    qtbot.waitUntil(lambda: window.model.drafter is not None or window.status.banner.isVisibleTo(window), timeout=360_000)
+    assert window.model.drafter is not None, window.status.banner.text()
     recorder = Recorder(window.worker)
     window.controls.max_new.setValue(24)
     window.input.setPlainText("Name three colours.")
@@ -44,7 +44,7 @@ def test_default_pair_streams_statuses_that_match_the_engine(qtbot, data_dir):
     beat.timer.stop()
     emitted = [t for t in recorder.tokens if t.emitted and t.text.strip("\n")]
     assert emitted and [(t.text, t.status.value) for t in emitted] == window.chat.statuses_shown(1)
-    assert window.chat.messages[1].text == window.model.target.tokenizer.decode(
+    assert window.conversation.messages[1].text == window.model.target.tokenizer.decode(
         recorder.finished[-1].token_ids, skip_special_tokens=True
     )
     print(f"longest GUI-thread stall: {beat.longest * 1000:.1f} ms over {len(recorder.rounds)} rounds")

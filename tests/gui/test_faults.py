@@ -1,4 +1,5 @@
-"""Fault campaign in the window: what the user sees, what is saved, and that the app stays usable."""
+"""Fault campaign: what the user sees, what is saved, and that the app stays usable (the chat flow with its
+collaborators, and the loader on its own)."""
 
 from __future__ import annotations
 
@@ -37,43 +38,43 @@ def failing_forward(forward, fault: str, after: int):
 
 
 @pytest.mark.parametrize("fault", ["exception", "nan"])
-def test_a_fault_mid_answer_marks_it_failed_and_the_app_goes_on(qtbot, window, monkeypatch, fault):
-    model = window.model.target.model
-    rec = start_long_answer(window, monkeypatch, "break please", max_new=300)
+def test_a_fault_mid_answer_marks_it_failed_and_the_app_goes_on(qtbot, chat_rig, monkeypatch, fault):
+    model = chat_rig.model.target.model
+    rec = start_long_answer(chat_rig, monkeypatch, "break please", max_new=300)
     qtbot.waitUntil(lambda: len(rec.rounds) >= 2, timeout=30_000)
     monkeypatch.setattr(model, "forward", failing_forward(model.forward, fault, after=0))
-    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
-    banner = window.banner.text()
+    qtbot.waitUntil(lambda: not chat_rig.model.generating, timeout=30_000)
+    banner = chat_rig.status.banner.text()
     assert banner.startswith("Generation failed: ")
     assert ("simulated kernel failure" if fault == "exception" else "target model produced NaN") in banner
-    answer = window.chat.messages[-1]
+    answer = chat_rig.conversation.messages[-1]
     assert answer.stats["finish_reason"] == "error" and answer.stats["error"] in banner
-    assert "failed" in window.chat.toPlainText().splitlines()[-1]  # the footer says so
-    saved = stored(window.chat_flow.conv_id)[-1]
+    assert "failed" in chat_rig.chat.toPlainText().splitlines()[-1]  # the footer says so
+    saved = stored(chat_rig.conversation.conv_id)[-1]
     assert saved.partial and saved.stats["finish_reason"] == "error" and saved.content == answer.text
     # nothing from the broken round was emitted: what is shown came from the healthy rounds
     assert len([t for t in answer.tokens if t.status != "rejected"]) == sum(r.emitted for r in rec.rounds)
     monkeypatch.undo()  # the model is healthy again: the next message works as usual
-    window.recorder.reset()
-    send(qtbot, window, "again")
-    assert window.recorder.finished and window.chat.messages[-1].stats["finish_reason"] in ("eos", "length")
+    chat_rig.recorder.reset()
+    send(qtbot, chat_rig, "again")
+    assert chat_rig.recorder.finished and chat_rig.conversation.messages[-1].stats["finish_reason"] in ("eos", "length")
 
 
-def test_a_full_disk_is_reported_and_the_chat_goes_on(qtbot, window):
-    window.controls.max_new.setValue(12)
-    send(qtbot, window, "saved first")
-    conv = window.chat_flow.conv_id
+def test_a_full_disk_is_reported_and_the_chat_goes_on(qtbot, chat_rig):
+    chat_rig.controls.max_new.setValue(12)
+    send(qtbot, chat_rig, "saved first")
+    conv = chat_rig.conversation.conv_id
     before = stored(conv)
-    fill_the_disk(window.store)
-    window.input.setPlainText("and now?")
-    window.chat_flow.send()
-    assert "disk" in window.banner.text() and "full" in window.banner.text()
-    assert window.model.generating  # answered anyway
-    qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
-    assert window.chat.messages[-1].role == "assistant" and window.chat.messages[-1].tokens
+    fill_the_disk(chat_rig.store)
+    chat_rig.input.setPlainText("and now?")
+    chat_rig.chat_flow.send()
+    assert "disk" in chat_rig.status.banner.text() and "full" in chat_rig.status.banner.text()
+    assert chat_rig.model.generating  # answered anyway
+    qtbot.waitUntil(lambda: not chat_rig.model.generating, timeout=60_000)
+    assert chat_rig.conversation.messages[-1].role == "assistant" and chat_rig.conversation.messages[-1].tokens
     assert stored(conv)[: len(before)] == before  # nothing saved earlier was lost
-    window.store._conn.execute("PRAGMA max_page_count = 1073741823")  # space freed
-    send(qtbot, window, "saved again")
+    chat_rig.store._conn.execute("PRAGMA max_page_count = 1073741823")  # space freed
+    send(qtbot, chat_rig, "saved again")
     assert [m.content for m in stored(conv)][-2] == "saved again"
 
 

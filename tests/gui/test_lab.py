@@ -62,23 +62,24 @@ def test_lab_window_paper_example(qtbot):
     lab = LabWindow(theme.apply(application(), "light"))
     qtbot.addWidget(lab)
     lab.show()
-    lab.set_distributions([0.3, 0.3, 0.4], [0.2, 0.5, 0.3])
-    lab.paper_button.click()
-    assert lab.vocab.value() == 2 and lab.p() == [0.6, 0.4] and lab.q() == [0.8, 0.2]
-    text = lab.figures_label.text()
+    chain = lab.chain
+    chain.set_distributions([0.3, 0.3, 0.4], [0.2, 0.5, 0.3])
+    chain.example_button.click()
+    assert chain.vocab.value() == 2 and chain.p() == [0.6, 0.4] and chain.q() == [0.8, 0.2]
+    text = chain.figures_label.text()
     assert "<b>0.800</b>" in text and "(0.6, 0.4)" in text and "(0.72, 0.28)" in text
-    lab.simulate(20_000)
-    correct, c_half, wrong, w_half = lab.empirical()
+    chain.simulate(20_000)
+    correct, c_half, wrong, w_half = chain.empirical()
     assert within(correct, (0.6, 0.4), 20_000) and within(wrong, (0.72, 0.28), 20_000)
-    assert [float(h) for h in lab.correct_bars.opts["height"]] == correct
+    assert [float(h) for h in chain.correct_bars.opts["height"]] == correct
     assert all(0 < h < 0.01 for h in c_half + w_half)  # the band is drawn and narrow at 20k rounds
-    assert "Simulated rounds: <b>20000</b>" in lab.figures_label.text()
+    assert "Simulated rounds: <b>20000</b>" in chain.figures_label.text()
     # Editing keeps each distribution normalised and restarts the counts.
-    lab.p_edit.spins[0].setValue(0.9)
-    assert lab.p() == pytest.approx([0.9, 0.1]) and lab.counts.rounds == 0
-    lab.vocab.setValue(4)
-    assert len(lab.p()) == 4 and sum(lab.p()) == pytest.approx(1.0) and sum(lab.q()) == pytest.approx(1.0)
-    lab.run_button.click()
-    qtbot.waitUntil(lambda: lab.counts.rounds > 0, timeout=10_000)
-    lab.run_button.click()
-    assert not lab.timer.isActive()
+    chain.p_edit.spins[0].setValue(0.9)
+    assert chain.p() == pytest.approx([0.9, 0.1]) and chain.counts.rounds == 0
+    chain.vocab.setValue(4)
+    assert len(chain.p()) == 4 and sum(chain.p()) == pytest.approx(1.0) and sum(chain.q()) == pytest.approx(1.0)
+    chain.run_button.click()
+    qtbot.waitUntil(lambda: chain.counts.rounds > 0, timeout=10_000)
+    chain.run_button.click()
+    assert not chain.timer.isActive()

@@ -104,7 +104,7 @@ def test_closing_mid_work_exits_cleanly(data_dir, tiny_pair_dirs, phase):
 
 def stored(window):
     with HistoryStore() as store:
-        return store.messages(window.chat_flow.conv_id)
+        return store.messages(window.conversation.conv_id)
 
 
 def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, window, monkeypatch):
@@ -115,11 +115,11 @@ def test_closing_mid_answer_saves_it_as_partial_then_closes_the_history(qtbot, w
     assert rec.finished[-1].reason == "cancelled"  # stopped by the engine at a round boundary
     last = stored(window)[-1]
     assert last.role == "assistant" and last.partial
-    shown = window.chat.messages[-1]
+    shown = window.conversation.messages[-1]
     assert last.content == shown.text and last.tokens == tuple(shown.tokens)
     assert len([t for t in last.tokens if t.status != "rejected"]) == rec.finished[-1].new_tokens
     with pytest.raises(Exception, match="closed database"):
-        window.store.messages(window.chat_flow.conv_id)  # closed, after that last write
+        window.store.messages(window.conversation.conv_id)  # closed, after that last write
 
 
 def test_a_round_longer_than_the_close_wait_is_abandoned_and_what_was_shown_is_saved(qtbot, window, monkeypatch):
@@ -132,7 +132,7 @@ def test_a_round_longer_than_the_close_wait_is_abandoned_and_what_was_shown_is_s
     window.close()
     assert thread in main_window.ABANDONED and thread.isRunning()
     last = stored(window)[-1]
-    assert last.role == "assistant" and last.partial and last.content == window.chat.messages[-1].text
+    assert last.role == "assistant" and last.partial and last.content == window.conversation.messages[-1].text
     qtbot.waitUntil(lambda: not thread.isRunning(), timeout=30_000)  # it ends on its own, at the round's end
     assert stored(window)[-1] == last  # and nothing reached the closed window afterwards
 
@@ -161,7 +161,7 @@ TORCH_FREE = """
     while window.model.generating:
         app.processEvents()
     played = sorted(m for m in ("torch", "transformers") if m in sys.modules)
-    print("shown with", shown, "replayed with", played, "tokens", len(window.chat.messages[-1].tokens), flush=True)
+    print("shown with", shown, "replayed with", played, "tokens", len(window.conversation.messages[-1].tokens), flush=True)
     window.close()
 """
 

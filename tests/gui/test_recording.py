@@ -1,9 +1,11 @@
-"""Recordings in the window: record an answer, replay it in a window that cannot load models, and
-get back the same token statuses, statistics and plot data; playback speed and stepping; bad files."""
+"""Recordings: record an answer, replay it where no model can load, and get back the same token statuses,
+statistics and plot data; playback speed and stepping; bad files. The recording flow with its
+collaborators (the chat flow's, with or without a pair); `speclens replay` and the history in a window."""
 
 from __future__ import annotations
 
 import pytest
+from flow_rigs import ChatRig
 from gui_helpers import send
 
 from app.recording import read
@@ -35,44 +37,53 @@ def replay_window(qtbot, data_dir, monkeypatch):
 
 
 @pytest.fixture
-def recorded(qtbot, window, tmp_path):
-    window.controls.show_rejected.setChecked(True)
-    window.controls.max_new.setValue(40)
-    send(qtbot, window, "record me")
+def replay_rig(qtbot, data_dir, monkeypatch):
+    """The recording flow's collaborators with no pair loaded: replays must not need one."""
+    monkeypatch.setenv("SPECLENS_DEFAULT_GGUF", str(data_dir / "nowhere.gguf"))
+    rig = ChatRig()
+    yield rig
+    rig.close()
+
+
+@pytest.fixture
+def recorded(qtbot, chat_rig, tmp_path):
+    chat_rig.controls.show_rejected.setChecked(True)
+    chat_rig.controls.max_new.setValue(40)
+    send(qtbot, chat_rig, "record me")
     path = tmp_path / "answer.speclens"
-    window.recordings.save_to(path)
-    return window, path
+    chat_rig.recordings.save_to(path)
+    return chat_rig, path
 
 
-def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, replay_window):
+def test_replay_shows_the_same_statuses_statistics_and_plots(qtbot, recorded, replay_rig):
     live, path = recorded
     rec = read(path)
     assert rec.warning is None and len(rec.runs[0].steps) == len(live.recorder.rounds)
     assert rec.runs[0].info["target"]["fingerprint"] and rec.header["machine"]["cpus"]
-    replay_window.controls.show_rejected.setChecked(True)
-    assert replay_window.recordings.play_file(path)
-    replay_window.recordings.player.set_speed(4.0)
-    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=30_000)
-    assert replay_window.model.target is None  # nothing was loaded
-    assert replay_window.chat.statuses_shown(1) == live.chat.statuses_shown(1)
-    live_stats = {k: v for k, v in live.chat.messages[1].stats.items() if k != "recording"}
-    assert replay_window.chat.messages[1].stats == live_stats
-    assert plot_data(replay_window) == plot_data(live)
+    replay_rig.controls.show_rejected.setChecked(True)
+    assert replay_rig.recordings.play_file(path)
+    replay_rig.recordings.player.set_speed(4.0)
+    qtbot.waitUntil(lambda: not replay_rig.model.generating, timeout=30_000)
+    assert replay_rig.model.target is None  # nothing was loaded
+    assert replay_rig.chat.statuses_shown(1) == live.chat.statuses_shown(1)
+    live_stats = {k: v for k, v in live.conversation.messages[1].stats.items() if k != "recording"}
+    assert replay_rig.conversation.messages[1].stats == live_stats
+    assert plot_data(replay_rig) == plot_data(live)
     # the inspector shows the same token details
-    corrected = next(i for i, t in enumerate(live.chat.messages[1].tokens) if t.status == "corrected")
+    corrected = next(i for i, t in enumerate(live.conversation.messages[1].tokens) if t.status == "corrected")
     live.chat.token_clicked.emit(1, corrected)
-    replay_window.chat.token_clicked.emit(1, corrected)
-    assert replay_window.details.toPlainText() == live.details.toPlainText()
+    replay_rig.chat.token_clicked.emit(1, corrected)
+    assert replay_rig.details.toPlainText() == live.details.toPlainText()
 
 
 def test_every_answer_is_recorded_into_history(qtbot, recorded):
     live, _ = recorded
-    name = live.chat.messages[1].stats["recording"]
+    name = live.conversation.messages[1].stats["recording"]
     from app.gui.recording_flow import recordings_dir
     from app.history import HistoryStore
 
     assert (recordings_dir() / name).is_file()
-    assert HistoryStore().messages(live.chat_flow.conv_id)[-1].stats["recording"] == name
+    assert HistoryStore().messages(live.conversation.conv_id)[-1].stats["recording"] == name
     live.chat.action.emit("replay", 1)  # the footer's Replay link
     assert live.recordings.player is not None
     live.recordings.player.finish()
@@ -80,17 +91,17 @@ def test_every_answer_is_recorded_into_history(qtbot, recorded):
     assert [s for _, s in live.chat.statuses_shown(1)]
 
 
-def test_stepping_and_speed(qtbot, recorded, replay_window):
+def test_stepping_and_speed(qtbot, recorded, replay_rig):
     _, path = recorded
-    win = replay_window
+    win = replay_rig
     win.recordings.play_file(path)
     player = win.recordings.player
     player.pause()
     win.playback.step()
-    win.chat_flow._flush()
+    win.answers.flush()
     first_round = read(path).runs[0].steps[0]
     assert player.rounds_played == 1 and not player.playing
-    assert len(win.chat.messages[1].tokens) == len(first_round.events) - 1  # tokens, not the RoundEvent
+    assert len(win.conversation.messages[1].tokens) == len(first_round.events) - 1  # tokens, not the RoundEvent
     assert win.stats.message.rounds == [first_round.round]
     win.playback.step()
     assert player.rounds_played == 2
@@ -106,33 +117,33 @@ def test_stepping_and_speed(qtbot, recorded, replay_window):
     player.play()
     assert player.timer.interval() == int(gap * 2 * 1000)
     win.chat_flow.stop()  # Stop ends the replayed answer where it is, as it does live
-    assert not win.model.generating and win.chat.messages[1].partial
+    assert not win.model.generating and win.conversation.messages[1].partial
 
 
-def test_bad_recordings_get_clear_messages(qtbot, replay_window, tmp_path):
+def test_bad_recordings_get_clear_messages(qtbot, replay_rig, tmp_path):
     bad = tmp_path / "bad.speclens"
     bad.write_bytes(b"not a recording")
-    assert not replay_window.recordings.play_file(bad)
-    assert "bad.speclens is not a SpecLens recording" in replay_window.banner.text()
+    assert not replay_rig.recordings.play_file(bad)
+    assert "bad.speclens is not a SpecLens recording" in replay_rig.status.banner.text()
 
 
-def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_window):
+def test_a_truncated_recording_plays_to_where_it_ends(qtbot, recorded, replay_rig):
     _, path = recorded
     data = path.read_bytes()
     cut = path.with_name("cut.speclens")
     cut.write_bytes(data[: len(data) // 2])
     rounds = len(read(cut).runs[0].steps)
-    assert replay_window.recordings.play_file(cut)
-    assert "ends early" in replay_window.banner.text()
-    replay_window.recordings.player.finish()
-    qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
-    message = replay_window.chat.messages[1]
+    assert replay_rig.recordings.play_file(cut)
+    assert "ends early" in replay_rig.status.banner.text()
+    replay_rig.recordings.player.finish()
+    qtbot.waitUntil(lambda: not replay_rig.model.generating, timeout=10_000)
+    message = replay_rig.conversation.messages[1]
     assert message.partial and len(message.stats["rounds"]) == rounds
 
 
 def test_speclens_replay_starts_playing_in_presentation_mode(qtbot, recorded, replay_window):
     _, path = recorded
-    replay_window.recordings.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
+    replay_window.start_replay(read(path), path.name, presentation=True, speed=2.0)  # what `speclens replay` calls
     assert replay_window.presentation.on and replay_window.recordings.player.speed == 2.0 and replay_window.recordings.player.playing
     replay_window.recordings.player.finish()
     qtbot.waitUntil(lambda: not replay_window.model.generating, timeout=10_000)
@@ -147,17 +158,17 @@ def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatc
 
     window.controls.max_new.setValue(6)
     send(qtbot, window, "first chat")
-    kept = window.chat.messages[-1].stats["recording"]
+    kept = window.conversation.messages[-1].stats["recording"]
     window.history.new_chat()
     send(qtbot, window, "second chat")
-    first = window.chat.messages[-1].stats["recording"]
+    first = window.conversation.messages[-1].stats["recording"]
     assert (recordings_dir() / first).is_file()
     window.chat_flow.regenerate()
     qtbot.waitUntil(lambda: not window.model.generating, timeout=60_000)
-    second = window.chat.messages[-1].stats["recording"]
+    second = window.conversation.messages[-1].stats["recording"]
     assert second != first and not (recordings_dir() / first).exists() and (recordings_dir() / second).is_file()
     monkeypatch.setattr("app.gui.conversations.QMessageBox.question",
                         lambda *a, **k: QMessageBox.StandardButton.Yes)
-    window.conversations.delete(window.chat_flow.conv_id)
+    window.conversations.delete(window.conversation.conv_id)
     assert not (recordings_dir() / second).exists()
     assert sorted(p.name for p in recordings_dir().iterdir()) == [kept]  # the other chat's file stays

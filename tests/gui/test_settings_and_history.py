@@ -1,4 +1,5 @@
-"""Settings persist through QSettings; the conversation list searches, renames and deletes."""
+"""Settings persist through QSettings (a window, closed and opened again); the conversation list searches,
+renames and deletes (the history flow with its collaborators)."""
 
 from __future__ import annotations
 
@@ -28,29 +29,30 @@ def test_controls_theme_and_text_size_persist(qtbot, data_dir):
     assert second.chat.font().pointSize() == size
 
 
-def test_conversation_list_search_rename_delete(qtbot, data_dir, monkeypatch):
+def test_conversation_list_search_rename_delete(qtbot, parts, monkeypatch):
     store = HistoryStore()
     keep = store.create_conversation("Lighthouse story")
     gone = store.create_conversation("Tax questions")
     store.add_message(gone, "user", "hello")
     store.close()
-    window = new_window(qtbot)
-    panel = window.conversations
+    rig = parts
+    rig.add_history()
+    panel = rig.conversations
     panel.refresh()
     assert panel.list.count() == 2
     panel.search.setText("light")
     assert [panel.list.item(i).text() for i in range(panel.list.count())] == ["Lighthouse story"]
     panel.search.clear()
-    window.history.open_conversation(gone)
-    assert [m.content for m in window.chat.messages] == ["hello"]
+    rig.history.open_conversation(gone)
+    assert [m.content for m in rig.conversation.messages] == ["hello"]
     monkeypatch.setattr("app.gui.conversations.QInputDialog.getText", lambda *a, **k: ("Beacon", True))
     panel.rename(keep)
-    assert window.store.conversation(keep).title == "Beacon"
+    assert rig.store.conversation(keep).title == "Beacon"
     monkeypatch.setattr("app.gui.conversations.QMessageBox.question",
                         lambda *a, **k: panel_yes())
     panel.delete(gone)
-    assert [c.id for c in window.store.list_conversations()] == [keep]
-    assert window.chat_flow.conv_id is None and window.chat.messages == []
+    assert [c.id for c in rig.store.list_conversations()] == [keep]
+    assert rig.conversation.conv_id is None and rig.conversation.messages == []
 
 
 def panel_yes():

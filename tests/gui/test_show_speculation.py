@@ -41,12 +41,12 @@ def test_one_click_speculates_with_the_fastest_measured_drafter_and_states_its_c
 
 
 def test_a_draft_dropped_live_comes_back_with_its_measured_speed(qtbot, auto_window):
-    from app.gui.chat_view import ChatMessage
+    from app.session import Message
 
     win = auto_window({"self": (0.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     drafter = win.model.drafter
     assert drafter is not None and not win.plots.notice_button.isVisible()
-    win.chat.messages.append(ChatMessage("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
+    win.conversation.messages.append(Message("assistant", "x", stats={"speedup": 0.5, "new_tokens": 40}))
     win.model_flow.recheck_choice()
     assert win.model.drafter is None
     assert "0.50× on this machine" in win.plots.notice_button.text() and win.plots.notice_button.isVisible()
@@ -62,9 +62,9 @@ def test_a_draft_dropped_live_comes_back_with_its_measured_speed(qtbot, auto_win
 def test_presentation_says_target_only_plainly(qtbot, auto_window):
     win = auto_window(SLOW)
     win.presentation.set(True, full_screen=False)
-    win.readout.refresh()
-    assert win.readout.mode.text() == "Target only: speculation is slower on this machine"
-    assert win.readout.mode.isVisible()
+    win.presentation.readout.refresh()
+    assert win.presentation.readout.mode.text() == "Target only: speculation is slower on this machine"
+    assert win.presentation.readout.mode.isVisible()
     win.presentation.set(False)
 
 

@@ -1,5 +1,6 @@
 """The round step-through: pausing holds the engine between rounds, stepping shows each round as the
-engine decided it (drafts, p and q bars, the coin u, the residual or the bonus), from events only."""
+engine decided it (drafts, p and q bars, the coin u, the residual or the bonus), from events only; the
+chat flow with its collaborators, and the step-through in its dock of the window."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from PySide6.QtCore import Qt
 
 def shown_bars(item) -> list[float]:
     return [float(h) for h in item.opts["height"]]
+
+
+def show_step_through(step) -> None:
+    """As View ▸ Step through rounds does: shown, with the keyboard."""
+    step.show()
+    step.setFocus()
 
 
 def check_round_shown(step, r) -> None:
@@ -40,15 +47,15 @@ def check_round_shown(step, r) -> None:
         assert heights[: len(r.top_p[r.drafted])] == pytest.approx([v for _, v in r.top_p[r.drafted]])
 
 
-def test_stepping_shows_each_round_as_decided(qtbot, window):
-    window.controls.max_new.setValue(60)
-    send(qtbot, window, "hello there")
-    rounds = window.recorder.rounds
-    step = window.step
+def test_stepping_shows_each_round_as_decided(qtbot, chat_rig):
+    chat_rig.controls.max_new.setValue(60)
+    send(qtbot, chat_rig, "hello there")
+    rounds = chat_rig.recorder.rounds
+    step = chat_rig.step
     assert step.rounds == rounds  # the view holds exactly the engine's events
     kinds = {("rejection" if r.accepted < r.drafted else "bonus") for r in rounds}
     assert kinds == {"rejection", "bonus"}
-    window.show_step_through()
+    show_step_through(chat_rig.step)
     assert step.index == len(rounds) - 1
     qtbot.keyClick(step, Qt.Key.Key_Home)
     for k, r in enumerate(rounds):
@@ -62,39 +69,39 @@ def test_stepping_shows_each_round_as_decided(qtbot, window):
     check_round_shown(step, rounds[-2])
 
 
-def test_pause_holds_the_engine_and_a_step_runs_one_round(qtbot, window):
+def test_pause_holds_the_engine_and_a_step_runs_one_round(qtbot, chat_rig):
     """Paused before sending: the answer starts held before its first round; each → runs one round."""
-    window.controls.max_new.setValue(200)
-    window.show_step_through()
-    qtbot.keyClick(window.step, Qt.Key.Key_Space)  # pause
-    assert window.step.pause_button.isChecked()
-    window.input.setPlainText("tell me more")
-    window.chat_flow.send()
-    gate, rec = window.round_gate, window.recorder
+    chat_rig.controls.max_new.setValue(200)
+    show_step_through(chat_rig.step)
+    qtbot.keyClick(chat_rig.step, Qt.Key.Key_Space)  # pause
+    assert chat_rig.step.pause_button.isChecked()
+    chat_rig.input.setPlainText("tell me more")
+    chat_rig.chat_flow.send()
+    gate, rec = chat_rig.round_gate, chat_rig.recorder
     qtbot.waitUntil(lambda: gate.waiting, timeout=30_000)
-    assert rec.rounds == [] and window.model.generating
+    assert rec.rounds == [] and chat_rig.model.generating
     for held in (1, 2, 3):
-        qtbot.keyClick(window.step, Qt.Key.Key_Right)  # at the newest round while paused: one more round
-        qtbot.waitUntil(lambda n=held: gate.waiting and len(window.step.rounds) == n, timeout=30_000)
-        assert len(rec.rounds) == held and window.step.index == held - 1
-        check_round_shown(window.step, rec.rounds[-1])
-    qtbot.keyClick(window.step, Qt.Key.Key_Left)
-    assert window.step.index == 1
-    qtbot.keyClick(window.step, Qt.Key.Key_Space)  # resume: the answer runs to its end
-    qtbot.waitUntil(lambda: not window.model.generating, timeout=120_000)
-    assert not window.step.pause_button.isChecked() and not gate.paused
+        qtbot.keyClick(chat_rig.step, Qt.Key.Key_Right)  # at the newest round while paused: one more round
+        qtbot.waitUntil(lambda n=held: gate.waiting and len(chat_rig.step.rounds) == n, timeout=30_000)
+        assert len(rec.rounds) == held and chat_rig.step.index == held - 1
+        check_round_shown(chat_rig.step, rec.rounds[-1])
+    qtbot.keyClick(chat_rig.step, Qt.Key.Key_Left)
+    assert chat_rig.step.index == 1
+    qtbot.keyClick(chat_rig.step, Qt.Key.Key_Space)  # resume: the answer runs to its end
+    qtbot.waitUntil(lambda: not chat_rig.model.generating, timeout=120_000)
+    assert not chat_rig.step.pause_button.isChecked() and not gate.paused
     assert rec.finished[-1].reason in ("eos", "length") and len(rec.rounds) > 3
 
 
-def test_stop_while_paused_ends_the_answer(qtbot, window):
-    window.controls.max_new.setValue(200)
-    window.step.set_paused(True)
-    window.input.setPlainText("abc")
-    window.chat_flow.send()
-    qtbot.waitUntil(lambda: window.round_gate.waiting, timeout=30_000)
-    window.chat_flow.stop()
-    qtbot.waitUntil(lambda: not window.model.generating, timeout=30_000)
-    assert window.recorder.finished[-1].reason == "cancelled"
+def test_stop_while_paused_ends_the_answer(qtbot, chat_rig):
+    chat_rig.controls.max_new.setValue(200)
+    chat_rig.step.set_paused(True)
+    chat_rig.input.setPlainText("abc")
+    chat_rig.chat_flow.send()
+    qtbot.waitUntil(lambda: chat_rig.round_gate.waiting, timeout=30_000)
+    chat_rig.chat_flow.stop()
+    qtbot.waitUntil(lambda: not chat_rig.model.generating, timeout=30_000)
+    assert chat_rig.recorder.finished[-1].reason == "cancelled"
 
 
 def test_a_hidden_step_through_draws_only_when_shown(qtbot, window):

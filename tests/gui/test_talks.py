@@ -27,8 +27,8 @@ def test_presentation_mode_and_leaving_it_restores_the_layout(qtbot, window):
     shown = {k for k, p in window.plots.plots.items() if p.isVisible()}
     assert shown == {"histogram", "speedup"}
     assert window.colors.text in ("#000000", "#ffffff")  # high contrast
-    window.readout.refresh()
-    assert window.readout.values["tps"].text() != "–" and window.readout.values["alpha"].text() != "–"
+    window.presentation.readout.refresh()
+    assert window.presentation.readout.values["tps"].text() != "–" and window.presentation.readout.values["alpha"].text() != "–"
     qtbot.keyClick(window.chat, Qt.Key.Key_F2)  # F2 shows the input row
     assert window.input.isVisible()
     qtbot.keyClick(window.chat, Qt.Key.Key_Escape)  # Esc leaves
@@ -48,9 +48,9 @@ def test_race_runs_twice_and_replays_side_by_side(qtbot, window, tmp_path):
     first, second = (pane.player.run for pane in view.panes)
     assert first.info["draft"] is None and second.info["draft"]["name"] == window.model.drafter.name
     # greedy: both runs emit the same text; each pane shows its own statuses
-    text = [[t.text for t in pane.chat.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
+    text = [[t.text for t in pane.conversation.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
     assert text[0] == text[1]
-    assert {t.status for t in view.panes[0].chat.messages[0].tokens} == {"target"}
+    assert {t.status for t in view.panes[0].conversation.messages[0].tokens} == {"target"}
     assert view.result.text().startswith("Speedup ")
     path = tmp_path / "race.speclens"
     window.recordings.save_to(path)  # the race is the last recording
@@ -73,9 +73,9 @@ def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
     lookup = next(i for i, e in enumerate(window.examples.items) if e.draft == "prompt-lookup")
     window.controls.max_new.setValue(16)
     window.chat.example_clicked.emit(lookup)  # the anchor's signal
-    qtbot.waitUntil(lambda: len(window.chat.messages) == 2 and not window.model.generating, timeout=60_000)
-    assert window.chat.messages[0].content == window.examples.items[lookup].prompt
-    assert window.model.draft_spec == "prompt-lookup" and window.chat.messages[1].stats["draft"] == "prompt lookup"
+    qtbot.waitUntil(lambda: len(window.conversation.messages) == 2 and not window.model.generating, timeout=60_000)
+    assert window.conversation.messages[0].content == window.examples.items[lookup].prompt
+    assert window.model.draft_spec == "prompt-lookup" and window.conversation.messages[1].stats["draft"] == "prompt lookup"
     window.history.new_chat()
     assert window.examples.items[0].prompt in window.chat.toPlainText()
 
@@ -95,7 +95,7 @@ def test_race_of_chain_against_tree_shows_tokens_and_nodes_per_round(qtbot, wind
     assert tree_rounds and all(r.tree_tokens for r in tree_rounds)
     assert not any(s.round.tree_tokens for s in chain.steps)
     # greedy: one text either way; each pane says its tokens and verified tokens per round
-    text = [[t.text for t in pane.chat.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
+    text = [[t.text for t in pane.conversation.messages[0].tokens if t.status != "rejected"] for pane in view.panes]
     assert text[0] == text[1]
     nodes = sum(r.tree_nodes for r in tree_rounds) / len(tree_rounds)
     tokens = sum(r.emitted for r in tree_rounds) / len(tree_rounds)

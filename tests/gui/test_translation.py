@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.gui import i18n
+from app.gui.answer_header import draft_name
 from app.gui.controls import AUTO, BROWSE_DIR, BROWSE_GGUF
 from app.models import NO_DRAFT
 from app.paths import resource_path
@@ -105,7 +106,7 @@ def names_of(win) -> set[str]:
     """Model and drafter names shown as they are (they come from the files, not from the UI)."""
     combos = (win.controls.target, win.controls.draft)
     listed = [c.itemText(i) for c in combos for i in range(c.count()) if c.itemData(i) not in UI_ENTRIES]
-    return set(WORD.findall(" ".join([win.model.target.name, win.model_flow._draft_name(), *listed])))
+    return set(WORD.findall(" ".join([win.model.target.name, draft_name(win.model.drafter), *listed])))
 
 
 def test_the_main_window_step_through_and_lab_speak_chinese(qtbot, zh_window, chinese):
@@ -116,7 +117,7 @@ def test_the_main_window_step_through_and_lab_speak_chinese(qtbot, zh_window, ch
     win.show_step_through()
     win.step.show_round(0)
     lab = win.show_lab()
-    lab.simulate(2000)
+    lab.chain.simulate(2000)
     names = names_of(win)
     left = [(where, text) for where, text in visible_strings(win) + visible_strings(lab)
             if untranslated(text, names)]

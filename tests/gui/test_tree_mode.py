@@ -13,7 +13,7 @@ def test_token_trees_menu_switches_the_round_kind_and_is_remembered(qtbot, windo
     actions["on"].trigger()
     qtbot.waitUntil(lambda: window.model.idle and hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
     assert window.model.tree_mode == "on" and window.model.selection.choice.tree
-    assert "tree of" in window.status_labels["choice"].toolTip()
+    assert "tree of" in window.status.labels["choice"].toolTip()
     assert window.settings.value("tree") == "on"
     window.recorder.reset()
     send(qtbot, window, "hi")
@@ -21,3 +21,13 @@ def test_token_trees_menu_switches_the_round_kind_and_is_remembered(qtbot, windo
     actions["off"].trigger()
     qtbot.waitUntil(lambda: window.model.idle and not hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
     assert not window.model.selection.choice.tree and window.settings.value("tree") == "off"
+
+
+def test_the_menu_follows_the_chat_models_tree_mode(qtbot, window):
+    """The mode changed on the chat model, not through the menu: the menu shows it and the pair is chosen
+    again with it (both follow tree_mode_changed)."""
+    actions = {a.data(): a for a in window.tree_actions.actions()}
+    window.model.set_tree_mode("on")
+    assert actions["on"].isChecked() and not actions["off"].isChecked()
+    qtbot.waitUntil(lambda: window.model.idle and hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
+    assert window.settings.value("tree") == "on"
