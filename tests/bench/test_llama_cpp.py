@@ -42,6 +42,8 @@ def fake(*args: str) -> list[str]:
 
 
 def test_worker_env_drops_omp_wait_policy_and_every_openmp_setting(monkeypatch):
+    for name in [n for n in os.environ if n.startswith(("OMP_", "GOMP_", "KMP_"))]:
+        monkeypatch.delenv(name)  # CI's own OpenMP settings (OMP_NUM_THREADS) would join the twin's set
     monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # as app/__init__ sets it for SpecLens's own torch
     monkeypatch.setenv("GOMP_SPINCOUNT", "0")
     monkeypatch.setenv("KMP_BLOCKTIME", "0")

@@ -102,8 +102,12 @@ def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_off
     monkeypatch.setattr(kernels, "candidates", lambda dtype: [*offered, kernels.LinearPath("float16")])
     assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
+    # A pinned count is part of the key. CI may pin through OMP_NUM_THREADS, so compare unpinned with pinned.
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(threads, "_pinned", None)
+    unpinned = machine_profile.profile_key(target.model, cpu, None)
     monkeypatch.setattr(threads, "_pinned", 1)
-    assert machine_profile.profile_key(target.model, cpu, None) != key
+    assert machine_profile.profile_key(target.model, cpu, None) != unpinned
     monkeypatch.undo()
     original = cost_cache.model_fingerprint(target.model)
     weight = target.model.get_input_embeddings().weight
