@@ -260,6 +260,11 @@ class LiveController(Protocol):
         ...
 
     @property
+    def tokens_per_round(self) -> float:
+        """E[tokens a round] (accepted drafts and the target's own token) from the live estimates."""
+        ...
+
+    @property
     def profile(self) -> DrafterProfile:
         """The live estimates as a profile (its label for people)."""
         ...

@@ -231,9 +231,11 @@ def test_tree_size_follows_live_rounds_at_a_fixed_size():
     base = dict(gamma=TREE_DEPTH, drafted=3, emitted=4, bonus=True, overlap=(), draft_time=0.01,
                 verify_time=CPU32.v(7) * CPU32.step, tree_tokens=(1,) * 6, tree_parents=(-1, 0, 1, 2, 3, 4))
     before = live.predicted
+    assert live.tokens_per_round == pytest.approx(1 + 1.8)  # the measured E[accepted] of 6 nodes, and the target's token
     for i in range(1, 30):
         live.observe(RoundEvent(round=i, accepted=3, **base))  # 3 accepted a round beats the measured 1.8
     assert live.predicted > before and live.gamma() == TREE_DEPTH and live.rounds == 29
+    assert 3.8 < live.tokens_per_round < 4.0  # moving towards the live 3 accepted + 1
 
 
 def test_recheck_switches_on_a_slow_measured_answer_long_enough_to_judge():

@@ -86,3 +86,22 @@ def test_auto_falls_back_when_an_answer_measures_slower(qtbot, auto_rig):
     assert win.model.drafter is None and win.model.auto is None
     win.plots.refresh()
     assert "the last answer ran at 0.50× target-only" in win.plots.notice.text()
+
+
+def test_a_chosen_tree_says_its_size_and_yield_in_the_status():
+    """Issue #27: a sized tree reads 'tree 16 · 2.3 tokens a round', from the live controller's E[tokens]."""
+    from types import SimpleNamespace
+
+    from app.engine.policy import TREE_DEPTH, Choice, DrafterProfile, Limit, Option, TreeSize, VerifyCosts
+    from app.gui.model_flow import choice_status
+
+    verify = VerifyCosts(tuple(1.0 + 0.02 * n for n in range(33)))
+    profile = DrafterProfile("trained", "trained draft", 0.05, 0.6, tree_accepted=(0.5,) * 15 + (1.3,), tree_c=0.1)
+    option = Option("trained", "trained draft", TREE_DEPTH, 1.6, Limit("acceptance", 0.6, 1.3, "CPU"), nodes=16)
+    choice = Choice("trained", TREE_DEPTH, 1.6, options=(option,), nodes=16)
+    selection = SimpleNamespace(choice=choice, calibration=SimpleNamespace(cached=False, device="CPU"))
+    text, why = choice_status(selection, TreeSize(profile, verify, 16), True, None)
+    assert text.startswith("tree 16 · 2.3 tokens a round") and "tree of 16 nodes" in why
+    chain = Choice("trained", 4, 1.6, options=(Option("trained", "trained draft", 4, 1.6, option.limit),))
+    text, _ = choice_status(SimpleNamespace(choice=chain, calibration=selection.calibration), None, False, None)
+    assert "tokens a round" not in text

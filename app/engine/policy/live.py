@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..events import RoundEvent
-from .cost import AUTO_GAMMA_MAX, TREE_DEPTH, DrafterProfile, VerifyCosts, best_gamma, speedup, tree_accepted
+from .cost import (
+    AUTO_GAMMA_MAX,
+    TREE_DEPTH,
+    DrafterProfile,
+    VerifyCosts,
+    best_gamma,
+    expected_tokens,
+    speedup,
+    tree_accepted,
+)
 
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
 AUTO_GAMMA_START = 4  # γ 'auto' asks for this until a live controller's choice replaces it
@@ -67,6 +76,11 @@ class AutoGamma:
         """Predicted speedup over target-only at the current γ, from the live estimates."""
         return self._predicted
 
+    @property
+    def tokens_per_round(self) -> float:
+        """E[tokens a round] at the current γ, from the live estimates."""
+        return expected_tokens(self.profile, self._gamma)
+
 
 class TreeSize:
     """The live counterpart of AutoGamma for a tree choice: depth (γ) and node budget stay as measured;
@@ -104,3 +118,8 @@ class TreeSize:
     @property
     def predicted(self) -> float:
         return speedup(self.profile, self.depth, self.verify, self.nodes)
+
+    @property
+    def tokens_per_round(self) -> float:
+        """E[tokens a round]: the accepted nodes (live) and the target's own token."""
+        return 1.0 + self.accepted

@@ -81,3 +81,9 @@ class LookupElseGamma:
         are target steps while the draft is off)."""
         other = round_yield(self.draft.profile, self.draft.gamma(), self.verify) if self.draft_pays else (1.0, 1.0)
         return mixed_speedup(self.share, self.lookup_round, other)
+
+    @property
+    def tokens_per_round(self) -> float:
+        """E[tokens a round] over both kinds of round, weighted by the live share of lookup rounds."""
+        other = round_yield(self.draft.profile, self.draft.gamma(), self.verify)[0] if self.draft_pays else 1.0
+        return self.share * self.lookup_round[0] + (1 - self.share) * other
