@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance, generate
 from app.engine.feature_drafter import FeatureDrafter
+from app.engine.tree_drafters import ModelTreeDrafter
 from app.models import attention, kernels
 from app.models.kernels import LinearPath
 from app.models.packed import PackedLinear, packed_linear, packing_supported
@@ -305,6 +306,55 @@ def test_tree_rows_left_uncompacted_are_caught(monkeypatch):
     gen = torch.Generator().manual_seed(0)
     assert not all(_tree_rows_match(attention.row_exact_attention, held, gen, parents, heads)
                    for held, parents, heads in TREE_CASES)
+
+
+def test_a_lane_leaking_a_siblings_key_is_caught(monkeypatch):
+    """Planted mask bug (issue #27): each tree row also sees its next sibling's key, in its own lane. A
+    leaked key is attended to, so the row is no longer its path's single step."""
+    honest = attention._seen
+
+    def leaky(mask, size):
+        seen = honest(mask, size).clone()
+        counts = seen.sum(1)
+        prefix = (seen == (torch.arange(size)[None, :] < counts[:, None])).all(1)
+        for r in (~prefix).nonzero().squeeze(1).tolist():
+            last = int(seen[r].nonzero().max())
+            if last + 1 < size:
+                seen[r, last + 1] = True  # the next node: a sibling or a cousin, never an ancestor
+        return seen
+
+    monkeypatch.setattr(attention, "_seen", leaky)
+    monkeypatch.setattr(attention, "_last", (None, None, []))
+    gen = torch.Generator().manual_seed(0)
+    assert not all(_tree_rows_match(attention.row_exact_attention, held, gen, parents, heads)
+                   for held, parents, heads in TREE_CASES)
+
+
+def test_greedy_trees_equal_target_only_on_the_packed_path(vocab34_pair):
+    """Trees on the bf16 CPU path: greedy tree rounds (row-exact attention under the tree mask, then
+    compaction) give target-only greedy token for token."""
+    target, draft = (packed_copy(m) for m in vocab34_pair)
+    prompt = torch.tensor([0, 5, 9, 3, 17, 5, 9, 3, 22, 5, 9])
+    params = DecodeParams(gamma=4, temperature=0, max_new_tokens=40)
+    expected = generate(target, prompt, None, params, vocab_size=34).token_ids
+    result = generate(target, prompt, ModelTreeDrafter(draft, budget=8, depth=4, top_k=3), params, vocab_size=34)
+    assert result.token_ids == expected
+    assert any(r.tree_path and list(r.tree_path) != list(range(len(r.tree_path))) for r in result.rounds)  # a real move
+
+
+def test_a_stale_compaction_on_the_packed_path_is_caught(vocab34_pair, monkeypatch):
+    """Planted (issue #27): compaction crops to the right length but moves nothing, so a path that is not
+    the first nodes leaves siblings' keys where the accepted ones belong; greedy output must drift."""
+    from app.engine.kv import TransformersBackend
+
+    target, draft = (packed_copy(m) for m in vocab34_pair)
+    prompt = torch.tensor([0, 5, 9, 3, 17, 5, 9, 3, 22, 5, 9])
+    params = DecodeParams(gamma=4, temperature=0, max_new_tokens=40)
+    expected = generate(target, prompt, None, params, vocab_size=34).token_ids
+    monkeypatch.setattr(TransformersBackend, "compact",
+                        lambda self, cache, past_len, path: self.rollback(cache, past_len + len(path)))
+    got = generate(target, prompt, ModelTreeDrafter(draft, budget=8, depth=4, top_k=3), params, vocab_size=34)
+    assert got.token_ids != expected
 
 
 def test_row_exact_attention_is_attention():
