@@ -307,9 +307,12 @@ def test_a_draft_slower_than_a_target_step_is_off_but_for_exploring(vocab34_pair
     drafter = lookup_else(ModelDrafter(draft_model), min_ngram=3)
     live = LookupElseGamma(drafter, LOOKUP_PROFILE, DrafterProfile("model", "model draft", c, 0.6), FLAT, weight=0.0)
     seen = [who for who in _proposers(target, drafter, live, PROMPTS, 64) if who != LOOKUP]
+    off = live.share * live.lookup_round[0] + (1 - live.share)  # E[tokens a round] with target steps for draft rounds
     if c < 1:
         assert live.draft_pays and seen and set(seen) == {DRAFT}
+        assert live.tokens_per_round > off  # the draft's rounds yield more than one token
         return
+    assert live.tokens_per_round == pytest.approx(off)
     assert not live.draft_pays and seen.count(TARGET) > EXPLORE_EVERY and seen.count(DRAFT) >= 1
     runs = "".join("d" if who == DRAFT else "t" for who in seen).split("d")
     assert all(len(run) == EXPLORE_EVERY for run in runs[:-1]), runs
