@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 import torch
 
 from app.engine.kv import forward, new_cache, rollback
+from app.engine.kv import length as kv_length
 from app.engine.static_kv import verify_size
 from app.models.clock import sync
 
@@ -45,7 +46,7 @@ class _Timer:
         ids = ids.to(self.device)
         self.cache = new_cache(model)
         forward(model, self.cache, ids[:-1], keep=1)
-        self.held = self.cache.get_seq_length()
+        self.held = kv_length(model, self.cache)
         self.fresh = torch.cat([ids[-1:], ids[-1:].repeat(n_new - 1)])
         self.times: list[float] = []
         self.once()  # warms up kernels and the allocator; not recorded

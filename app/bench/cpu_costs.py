@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from app.engine.kv import forward, new_cache, rollback
+from app.engine.kv import length as kv_length
 from app.models.packed import PackedLinear
 
 N_MAX = 17
@@ -35,7 +36,7 @@ def verify_curve(model, ids: torch.Tensor, n_max: int = N_MAX, reps: int = 3) ->
     """Seconds of one pass over n = 1..n_max new tokens after ids[:-1] is cached (minimum over reps)."""
     cache = new_cache(model)
     forward(model, cache, ids[:-1], keep=1)
-    held = cache.get_seq_length()
+    held = kv_length(model, cache)
     best = [float("inf")] * n_max
     for rep in range(reps + 1):  # the first round warms the kernels and is not kept
         for n in range(1, n_max + 1):

@@ -15,9 +15,9 @@ from .common import (
     add_model_args,
     add_tree_args,
     choose_drafter,
-    dtype_arg,
     load_kwargs,
     static_decoder,
+    target_kwargs,
 )
 
 
@@ -148,7 +148,7 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
     transformers.logging.set_verbosity_error()  # HF warns about its own internal assistant kwargs
     kwargs = load_kwargs(args)
     _log(f"loading target {args.target!r} ...")
-    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
+    target = load_model(args.target, device=args.device, **target_kwargs(args), **kwargs)
     profile = target.profile
     _log(f"target on {target.kernels}: {profile.kernels.reason if profile and profile.kernels else ''}")
     _log(f"CPU threads: {target.threads.reason if target.threads else torch.get_num_threads()}")

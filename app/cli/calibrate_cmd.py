@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_model_args, add_tree_args, dtype_arg, load_kwargs, tree_mode
+from .common import add_model_args, add_tree_args, load_kwargs, target_kwargs, tree_mode
 
 
 def add_parser(sub) -> None:
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     log = sys.stderr
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), remeasure=not args.show, **kwargs)
+    target = load_model(args.target, device=args.device, **target_kwargs(args), remeasure=not args.show, **kwargs)
     if args.show:
         # What the cache holds for this pair; a part it lacks is timed at the next load (or by calibrate).
         for line in describe(target.profile):

@@ -14,10 +14,10 @@ from .common import (
     add_sampling_args,
     add_tree_args,
     choose_drafter,
-    dtype_arg,
     load_kwargs,
     params_from,
     static_decoder,
+    target_kwargs,
 )
 
 # Keyed by Status values (a StrEnum), so torch is not imported before a command runs.
@@ -105,7 +105,7 @@ def load_pair(args: argparse.Namespace, log):
     from app.models import load_model
 
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
+    target = load_model(args.target, device=args.device, **target_kwargs(args), **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     drafter, auto = choose_drafter(args, target, draft_kwargs, log)
     for warning in target.extra.get("warnings", ()):

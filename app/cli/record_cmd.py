@@ -14,9 +14,9 @@ from .common import (
     add_sampling_args,
     add_tree_args,
     choose_drafter,
-    dtype_arg,
     load_kwargs,
     params_from,
+    target_kwargs,
 )
 
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from app.recording.headless import record_run
 
     kwargs = load_kwargs(args)
-    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), **kwargs)
+    target = load_model(args.target, device=args.device, **target_kwargs(args), **kwargs)
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     # A recording is made to show speculation: where auto runs target-only, it records the fastest
     # measured drafter and says so (`--draft none` records target-only).

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .common import add_model_args, dtype_arg
+from .common import add_model_args, target_kwargs
 
 PROMPT = "Explain in one sentence why the sky is blue."
 
@@ -64,7 +64,7 @@ def check_decoding(args: argparse.Namespace) -> tuple[list[str], tuple]:
     from .common import choose_drafter
 
     params = DecodeParams(gamma=args.gamma, temperature=0.0, max_new_tokens=args.max_new_tokens)
-    target = load_model(args.target, device=args.device, dtype=dtype_arg(args), trust_remote_code=args.trust_remote_code)
+    target = load_model(args.target, device=args.device, **target_kwargs(args), trust_remote_code=args.trust_remote_code)
     args.draft = exact_check_draft(args.draft, target)
     # --draft auto: chosen by measurement; target-only there still checks the fastest measured drafter
     drafter, _ = choose_drafter(args, target, {"trust_remote_code": args.trust_remote_code}, need_draft=True)

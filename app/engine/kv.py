@@ -138,6 +138,11 @@ def new_cache(model: Any) -> Any:
     return backend_for(model).new_cache()
 
 
+def length(model: Any, cache: Any) -> int:
+    """Positions the model's cache holds."""
+    return backend_for(model).length(cache)
+
+
 def forward(model: Any, cache: Any, ids: torch.Tensor, keep: int) -> torch.Tensor:
     """Feed ids [n] after what the cache holds; returns logits [keep, V_model] for the last keep positions."""
     return backend_for(model).forward(cache, ids, keep)
@@ -154,7 +159,12 @@ def head(model: Any, hidden: torch.Tensor) -> torch.Tensor:
 
 
 def rollback(cache: DynamicCache, length: int) -> None:
-    """Keep the first `length` positions of a DynamicCache; entries past it (rejected drafts) are dropped."""
+    """Keep the first `length` positions of a DynamicCache (or of a model's own cache, which brings its
+    own `rollback`); entries past it (rejected drafts) are dropped."""
+    own = getattr(cache, "rollback", None)
+    if own is not None:
+        own(length)
+        return
     extra = cache.get_seq_length() - length
     if extra > 0:
         cache.crop(-extra)

@@ -26,6 +26,8 @@ from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_d
 
 def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
     """The dtype of the target's self-draft; None on a CPU where the target already runs in the cheapest."""
+    if getattr(target.model, "speclens_backend", None) is not None:
+        return None  # the native path already reads 4- and 8-bit blocks: no cheaper copy of it exists
     dtype = reduced_dtype(target.dtype, target.device)
     return None if target.device.type == "cpu" and dtype == target.dtype else dtype
 
@@ -36,7 +38,7 @@ def self_draft(target: LoadedModel) -> ModelDrafter:
     once and kept in the target's machine profile (the caller writes it back)."""
     dtype = self_draft_dtype(target)
     if dtype is None:
-        raise ModelError(f"{target.name} already runs in {kernels.dtype_label(target.dtype)}, the cheapest dtype here, "
+        raise ModelError(f"{target.name} already runs in {target.kernels}, the cheapest form here, "
                          "so a self-draft would cost a full target step; load the target with --dtype float32 "
                          "for a bf16 self-draft")
     parameters = weight_count(target.model)

@@ -35,6 +35,7 @@ class LinearPath:
     dtype: str  # "float32" or "bfloat16"
     packed: bool = False
     hint: int = 0  # oneDNN's packing hint (expected rows) when packed
+    native: bool = False  # the native C model (app/models/native): the GGUF's own blocks, one call a pass
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -43,6 +44,8 @@ class LinearPath:
     @property
     def label(self) -> str:
         """For people, as the status bar, the CLI and the bench show it: "bf16 · oneDNN packed"."""
+        if self.native:
+            return "native"
         short = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(self.dtype, self.dtype)
         return f"{short} · oneDNN packed" if self.packed else short
 
@@ -60,9 +63,17 @@ def dtype_label(dtype: torch.dtype) -> str:
     return LinearPath(str(dtype).removeprefix("torch.")).label
 
 
-def candidates(dtype: torch.dtype | None) -> list[LinearPath]:
-    """Paths worth timing for a requested dtype (None: any). Packed paths need native bf16."""
+NATIVE = LinearPath("float32", native=True)
+
+
+def candidates(dtype: torch.dtype | None, native: bool = False) -> list[LinearPath]:
+    """Paths worth timing for a requested dtype (None: any). Packed paths need native bf16; the native C
+    model runs when no dtype is asked for, native is not refused (--kernels torch) and its kernel built."""
+    from .native import kernel
+
     paths = [] if dtype == torch.bfloat16 else [LinearPath("float32")]
+    if dtype is None and native and kernel() is not None:
+        paths.append(NATIVE)
     if dtype in (None, torch.bfloat16) and packing_supported():
         paths += [LinearPath("bfloat16")] + [LinearPath("bfloat16", True, h) for h in PACK_HINTS]
     elif dtype == torch.bfloat16:
@@ -75,22 +86,30 @@ def linear_shapes(model: nn.Module) -> list[tuple[int, int]]:
     return [(m.out_features, m.in_features) for m in model.modules() if type(m) is nn.Linear]
 
 
-def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice | None = None) -> PathChoice:
-    """The fastest linear path for this model on this CPU, among `candidates(dtype)`. known: the choice
-    the machine profile holds for these candidates, reused as it is (the profile decides when it is stale)."""
-    paths = candidates(dtype)
+def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice | None = None,
+                native: bool = False) -> PathChoice:
+    """The fastest linear path for this model on this CPU, among `candidates(dtype, native)`. known: the choice
+    the machine profile holds for these candidates, reused as it is (the profile decides when it is stale).
+    A native choice is provisional: loading measures its quality and falls back when it fails (native_quality)."""
+    from .native.build import native_support
+
+    paths = candidates(dtype, native)
+    if NATIVE in paths and native_support(model) is not None:
+        paths.remove(NATIVE)
     shapes = linear_shapes(model)
     dense = sum(o * i for o, i in shapes) * 4
     if len(paths) == 1:
         return PathChoice(paths[0], {}, False, f"{paths[0].label}: the only path for this dtype on this CPU")
     if dense < SMALL_MODEL_BYTES and dtype is None:
         return PathChoice(paths[0], {}, False, "fp32: the weights fit in cache, so bytes do not decide")
-    if dtype is None and (why := row_exact_unsupported(model)) is not None:
+    if dtype is None and NATIVE not in paths and (why := row_exact_unsupported(model)) is not None:
         # bf16 verify rows would differ from single steps by ulps, and greedy speculation from target-only greedy
         return PathChoice(paths[0], {}, False, f"fp32: {why}, which has no row-exact bf16 attention here")
     if known is not None and known.path in paths:
         return PathChoice(known.path, known.timings, True, known.reason, known.load)
-    exact = [p for p in paths if p.dtype == "float32" or rows_independent(p, shapes)] or paths[:1]
+    exact = [p for p in paths if (p.dtype == "float32" and not p.native) or rows_independent(p, shapes)] or paths[:1]
+    if dtype is None and row_exact_unsupported(model) is not None:
+        exact = [p for p in exact if p.dtype == "float32"]  # bf16 attention would not be row-exact here
     with machine_load.watch() as watch:
         timings = time_paths(shapes, exact)
     score = {p: sum(timings[p]) for p in exact}
@@ -128,6 +147,14 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
     inputs = {i: torch.randn(VERIFY_ROWS, i, generator=gen) for i in {i for _, i in sample}}
     runs = {}
     for path in paths:
+        if path.native:  # Q8_0 blocks of the same weights: a GGUF's 4-bit blocks are only fewer bytes
+            from .native import blocks, kernel
+
+            mats = [blocks.from_float(w) for w in weights]
+            for rows in (1, VERIFY_ROWS):
+                pairs = [(inputs[i][:rows].contiguous(), mat) for (_, i), mat in zip(sample, mats, strict=True)]
+                runs[path, rows] = partial(_native_linears, kernel(), pairs, rows)
+            continue
         ws = [w.to(path.torch_dtype) for w in weights]
         if path.packed:
             ws = [torch.ops.mkldnn._reorder_linear_weight(w, path.hint) for w in ws]
@@ -137,6 +164,13 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
             runs[path, rows] = partial(_all_linears, fn, [(xs[i], w) for (_, i), w in zip(sample, ws, strict=True)])
     best = time_interleaved(runs, reps=reps).best
     return {p: (best[p, 1] * scale * 1e3, best[p, VERIFY_ROWS] * scale * 1e3) for p in paths}
+
+
+def _native_linears(native, pairs, rows: int) -> None:
+    threads = torch.get_num_threads()
+    for x, mat in pairs:
+        out = torch.empty(rows, mat.n)
+        native.matmul(mat.desc.data_ptr(), x.data_ptr(), rows, out.data_ptr(), threads)
 
 
 def _all_linears(fn, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
@@ -154,6 +188,8 @@ def rows_independent(path: LinearPath, shapes: list[tuple[int, int]]) -> bool:
     drifts from target-only greedy. Such a path is never chosen, however fast.
     """
     gen = torch.Generator().manual_seed(1)
+    if path.native:
+        return _native_rows_independent(shapes, gen)
     for out_features, in_features in sorted(set(shapes)):
         w = (torch.randn(out_features, in_features, generator=gen) * 0.02).to(path.torch_dtype)
         fn = _packed if path.packed else F.linear
@@ -166,12 +202,36 @@ def rows_independent(path: LinearPath, shapes: list[tuple[int, int]]) -> bool:
     return True
 
 
+def _native_rows_independent(shapes: list[tuple[int, int]], gen: torch.Generator) -> bool:
+    from .native import blocks, kernel
+
+    native = kernel()
+    for out_features, in_features in sorted(set(shapes)):
+        if in_features % blocks.BLOCK:
+            return False
+        mat = blocks.from_float(torch.randn(out_features, in_features, generator=gen) * 0.02)
+        x = torch.randn(VERIFY_ROWS, in_features, generator=gen)
+        whole = torch.empty(VERIFY_ROWS, mat.n)
+        native.matmul(mat.desc.data_ptr(), x.data_ptr(), VERIFY_ROWS, whole.data_ptr(), 1)
+        for j in range(VERIFY_ROWS):
+            one = torch.empty(1, mat.n)
+            native.matmul(mat.desc.data_ptr(), x[j : j + 1].contiguous().data_ptr(), 1, one.data_ptr(), 2)
+            if not torch.equal(one[0], whole[j]):
+                return False
+    return True
+
+
 def _packed(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return packed_linear(x, w)
 
 
 def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
-    """The model in the path's dtype, its linears packed when the path says so (in place)."""
+    """The model in the path's dtype, its linears packed when the path says so (in place); on the native
+    path the model keeps its float32 weights and gains the native backend every engine call goes through."""
+    if path.native:
+        from .native.model import attach
+
+        return attach(model)
     if next(model.parameters()).dtype != path.torch_dtype:
         model = model.to(path.torch_dtype)
     if path.packed:

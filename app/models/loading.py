@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -47,7 +47,10 @@ class LoadedModel:
 
     @property
     def kernels(self) -> str:
-        """The linear path that runs, for people: "bf16 · oneDNN packed", "fp32", "bf16" (GPU: its dtype)."""
+        """The linear path that runs, for people: "Q4_1 + Q8_0 · native", "bf16 · oneDNN packed", "fp32"."""
+        native = getattr(self.model, "speclens_kernels", None)
+        if native is not None:
+            return native
         chosen = self.profile.kernels if self.profile is not None else None
         return chosen.path.label if chosen is not None else kernels.dtype_label(self.dtype)
 
@@ -94,11 +97,15 @@ def load_model(
     progress: ProgressCallback | None = None,
     use_cache: bool = True,
     remeasure: bool = False,
+    kernels: str = "auto",
 ) -> LoadedModel:
     """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the machine
     profile. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path), and the
     thread count is timed (threads.choose_threads), both reused from the model's machine profile while it
-    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds."""
+    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (the
+    native C model where it is faster and its quality passes), "native" or "torch"."""
+    if kernels not in ("auto", "native", "torch"):
+        raise ModelError(f"kernels must be auto, native or torch, not {kernels!r}")
     report = progress or ignore_progress
     start = time.perf_counter()
     dev = parse_device(device)
@@ -114,7 +121,8 @@ def load_model(
             model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
         else:
             model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra, report)
-        model, profile, stored = _measure_cpu(model, requested, dev, name, use_cache, remeasure, report)
+        model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report,
+                                              kernels)
     except ModelError:
         memory.release()
         raise
@@ -126,17 +134,28 @@ def load_model(
                        stored if remeasure else None)
 
 
-def _measure_cpu(model, requested, dev, name, use_cache, remeasure, report):
+def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto"):
     """(the model on its CPU linear path, its machine profile with that path and the thread count, the cached
     profile): reused or timed, and written back when anything was timed. A GPU or a model spread over
     devices has neither."""
-    key = machine_profile.profile_key(model, dev, requested)
+    # Opt-in for now: auto offers native once its benchmark and exactness suite have run (issue #25).
+    native_ok = asked == "native" and dev.type == "cpu"
+    if asked == "native":
+        _require_native(model, dev, requested)
+    key = machine_profile.profile_key(model, dev, requested, native_ok)
     stored = machine_profile.read(key) if use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=remeasure)
     path = chosen = None
     if dev.type == "cpu" and getattr(model, "hf_device_map", None) is None:
         report(LoadProgress("kernels", 0.95, "timing this CPU's linear kernels"))
-        path = kernels.choose_path(model, requested, known=reuse.part("kernels"))
+        if asked == "native":
+            known = reuse.part("kernels")
+            path = known if known is not None and known.path.native else kernels.PathChoice(
+                kernels.NATIVE, {}, False, "native: asked for (--kernels native)")
+        else:
+            path = kernels.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
+        if path.path.native:
+            path = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
         model = kernels.apply_path(model, path.path)
@@ -145,6 +164,34 @@ def _measure_cpu(model, requested, dev, name, use_cache, remeasure, report):
     if use_cache and profile != stored:
         machine_profile.write(profile)
     return model, profile, stored
+
+
+def _require_native(model, dev, requested) -> None:
+    from .native import unavailable
+    from .native.build import native_support
+
+    why = ("the native kernel runs on a CPU" if dev.type != "cpu" else
+           "the native kernel chooses its own number format (leave --dtype auto)" if requested is not None else
+           unavailable() or native_support(model))
+    if why:
+        raise UnsupportedArchitecture(f"--kernels native: {why}")
+
+
+def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report) -> kernels.PathChoice:
+    """The native choice with its measured quality, or (quality failing, not forced) the fastest torch path."""
+    from .native import quality
+    from .native.model import attach
+
+    if path.cached:
+        return path  # its quality was measured when it was chosen, and is in its reason
+    report(LoadProgress("kernels", 0.96, "measuring the native path's quality against fp32"))
+    attach(model)
+    measured = quality.measure(model, tokenizer)
+    if measured.passes or forced:
+        return replace(path, reason=f"{path.reason}; quality: {measured.describe()}")
+    del model.speclens_backend, model.speclens_kernels
+    fallback = kernels.choose_path(model, requested, native=False)
+    return replace(fallback, reason=f"{fallback.reason}; native left out: {measured.describe()}")
 
 
 def locate(spec: str, *, offline: bool | None, allow_pickle: bool, report: ProgressCallback) -> tuple[str, Path, str]:
@@ -191,7 +238,9 @@ def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     if cached is not None:
         extra["converted_cache"] = "hit"
         report(LoadProgress("cache", 0.3, "using the converted-weights cache"))
-        return _load_folder(cached, name, dev, dtype, False, False, extra, report)
+        model, tokenizer = _load_folder(cached, name, dev, dtype, False, False, extra, report)
+        model.speclens_gguf = path  # the native path reads the file's own 4-bit blocks
+        return model, tokenizer
     info = inspect_gguf(path)
     cacheable = use_cache and info.parameters * 4 <= conversion_cache.MAX_CACHED_BYTES
     # Dequantise in float32 when caching, so the cache is exact and serves any later dtype.
@@ -210,7 +259,9 @@ def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     if placement.device_map is not None:
         raise OutOfMemory(f"{name} does not fit on {dev}; GGUF files are loaded onto one device only")
     report(LoadProgress("device", 0.9, f"moving to {dev}"))
-    return model.to(device=dev, dtype=dtype).eval(), tokenizer
+    model = model.to(device=dev, dtype=dtype).eval()
+    model.speclens_gguf = path  # the native path reads the file's own 4-bit blocks
+    return model, tokenizer
 
 
 def _tokenizer(path: Path, name: str, *, trust_remote_code: bool):

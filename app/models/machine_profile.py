@@ -79,9 +79,9 @@ class MachineProfile:
         return out + [(d.profile.label, d.load) for d in self.drafters if d.load is not None]
 
 
-def profile_key(model, device: torch.device, requested: torch.dtype | None) -> str:
+def profile_key(model, device: torch.device, requested: torch.dtype | None, native: bool = False) -> str:
     """The cache key of a model's profile: taken from the weights as loaded, before a kernel path converts them."""
-    offered = [kernels.path_name(p) for p in kernels.candidates(requested)] if device.type == "cpu" else []
+    offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
     return cost_cache.key_of([
         KIND, cost_cache.CACHE_FORMAT, cost_cache.machine_id(), platform.machine(), cost_cache.cpu_count(),
         torch.__version__, cost_cache.model_fingerprint(model), str(device),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from app.engine import DecodeParams, Drafter, generate
-from app.engine.kv import context_limit, forward, new_cache, rollback
+from app.engine.kv import context_limit, forward, length, new_cache, rollback
 from app.engine.policy import DrafterProfile, VerifyCosts
 
 from .clock import time_interleaved
@@ -54,7 +54,7 @@ def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS
     ids = ids.to(device)
     cache = new_cache(model)
     forward(model, cache, ids[:-1], keep=1)
-    held = cache.get_seq_length()
+    held = length(model, cache)
     timed = sorted({n for n in TIMED_SIZES if n < n_max} | {n_max})
     sizes = [(n, n) for n in timed] + [(n_max, 1)]
     fresh = {n: ids[-1:].repeat(n) for n, _ in sizes}

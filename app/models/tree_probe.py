@@ -17,7 +17,7 @@ from dataclasses import replace
 import torch
 
 from app.engine import DecodeParams, Drafter, RoundEvent, generate
-from app.engine.kv import forward, head, new_cache, rollback
+from app.engine.kv import forward, head, length, new_cache, rollback
 from app.engine.policy import TREE_DEPTH, TREE_NODES_MAX, DrafterProfile, VerifyCosts
 from app.engine.tree import make_tree
 from app.engine.tree_verify import tree_forward, tree_support
@@ -54,7 +54,7 @@ def with_tree_costs(model, ids: torch.Tensor, verify: VerifyCosts, sizes=(2, 9, 
     ids = ids.to(device)
     cache = new_cache(model)
     forward(model, cache, ids[:-1], keep=1)
-    held = cache.get_seq_length()
+    held = length(model, cache)
     n_max = len(verify.seconds)
     sizes = sorted({n for n in sizes if n < n_max} | {n_max})
     trees = {n: probe_tree(n - 1) for n in sizes}

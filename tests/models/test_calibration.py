@@ -99,12 +99,13 @@ def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_off
     assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
     offered = kernels.candidates(None)  # a new kernel path on offer (the native C model, later): timed again
-    monkeypatch.setattr(kernels, "candidates", lambda dtype: [*offered, kernels.LinearPath("float16")])
+    monkeypatch.setattr(kernels, "candidates", lambda dtype, native=False: [*offered, kernels.LinearPath("float16")])
     assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
     # A pinned count is part of the key. CI may pin through OMP_NUM_THREADS, so compare unpinned with pinned.
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(threads, "_pinned", None)
+    monkeypatch.setattr(threads, "DEFAULT", 2)  # a one-core worker (xdist) would count as pinned already
     unpinned = machine_profile.profile_key(target.model, cpu, None)
     monkeypatch.setattr(threads, "_pinned", 1)
     assert machine_profile.profile_key(target.model, cpu, None) != unpinned

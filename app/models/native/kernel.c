@@ -1,0 +1,684 @@
+/* SpecLens's native decode step for Llama-family models on a CPU: the whole forward pass of n rows
+ * (a decode step, a verify pass, a token tree, a prefill) in one call, on weights in 4-bit (Q4_1) or
+ * 8-bit (Q8_0) blocks of 32, read once for every row of the pass.
+ *
+ * Why one C call: a torch step is ~1,900 ATen calls whose per-call overhead is as large as the work, and
+ * bf16 weights are 3.5x the bytes of Q4_1. Why this arithmetic: every row's output must be the same
+ * whatever rows share its pass, so greedy speculation equals the same engine's target-only greedy. Each
+ * row's sums run in one fixed order (blocks in order, keys in slot order), threads split output channels
+ * and (row, head) pairs, never a sum; so a row is bit-identical for 1 or 17 rows and any thread count.
+ *
+ * Weights: panels of 16 output channels x blocks of 32 inputs, each block's bytes in the order
+ * vpdpbusd reads them (4 consecutive inputs of one channel per 32-bit lane). Q4_1 keeps the GGUF's
+ * nibbles (w = d*q + m, q in 0..15); Q8_0 stores q + 128 as an unsigned byte (w = d*(u - 128), so
+ * m = -128 d). Both are unsigned bytes times signed activation bytes, the one form vpdpbusd takes.
+ * Activations: per row and block of 32, two int8 digits (x ~ S * (256 a1 + a2), S = amax/127/256),
+ * about 16 bits, so the activation's rounding is far below the weights' (quality: docs/native-kernels.md).
+ * The integer dot is exact; the block's float update is cvt, mul, fma, fma, identical on every path.
+ *
+ * Built three times by setup.py (AVX-512 VNNI, AVX2, generic); app/models/native picks the best one
+ * whose cpu_ok() is true. No Python object is touched while the GIL is released.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#include <immintrin.h>
+#define SL_AVX512 1
+#endif
+
+#ifndef SL_MODULE
+#define SL_MODULE _kernel_generic
+#endif
+#define SL_STR2(x) #x
+#define SL_STR(x) SL_STR2(x)
+#define SL_CAT2(a, b) a##b
+#define SL_CAT(a, b) SL_CAT2(a, b)
+
+#define PANEL 16
+#define BLOCK 32
+#define MAX_TILE 8
+#define MAX_THREADS 64
+#define MAX_GROUP 16
+
+enum { Q4_1 = 1, Q8_0 = 2 };
+
+/* A weight matrix: n output channels (a multiple of 16) x k inputs (a multiple of 32), one record per
+ * panel and block, in the order the pass reads them (one stream from memory): the 16 channels' bytes
+ * (Q4_1: 256, nibbles; Q8_0: 512), then their 16 d as float16, then (Q4_1 only) their 16 m. */
+typedef struct {
+    int64_t type, n, k;
+    const uint8_t *q; /* [n/16][k/32][record] */
+} QMat;
+
+/* One row's block of 32 activations as two int8 digits. */
+typedef struct {
+    int8_t a1[BLOCK];
+    int8_t a2[BLOCK];
+    float s;   /* S: x ~ S * (256 a1 + a2) */
+    float sa;  /* S * sum(256 a1 + a2): the block's part of m's term */
+} XBlock;
+
+static size_t quant_bytes(const QMat *w) { return w->type == Q4_1 ? 256 : 512; }
+static size_t record_bytes(const QMat *w) { return w->type == Q4_1 ? 320 : 544; }
+
+static float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
+    if (exp == 0) {
+        if (man == 0) bits = sign;
+        else { /* subnormal: normalise */
+            int e = -1;
+            do { man <<= 1; e++; } while (!(man & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3FF) << 13);
+        }
+    } else if (exp == 31) bits = sign | 0x7F800000 | (man << 13);
+    else bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* channel c's d and m in a record (Q8_0: m = -128 d, exact) */
+static void scales(const QMat *w, const uint8_t *rec, int c, float *d, float *m) {
+    const uint16_t *h = (const uint16_t *)(rec + quant_bytes(w));
+    *d = half_to_float(h[c]);
+    *m = w->type == Q4_1 ? half_to_float(h[PANEL + c]) : -128.0f * *d;
+}
+
+/* ---------------------------------------------------------------- thread pool ------------------------ */
+
+typedef void (*task_fn)(void *ctx, int ith, int nth);
+
+static struct {
+    pthread_t threads[MAX_THREADS];
+    int started;
+    atomic_int generation;
+    atomic_int done;
+    atomic_int sleepers;
+    task_fn fn;
+    void *ctx;
+    int nth;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_mutex_t run_lock; /* one pass at a time: two Python threads may call in */
+    int start_generation[MAX_THREADS]; /* the generation a worker was made in: its first task is the next */
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+          .run_lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define SPINS 20000 /* ~0.2-1 ms of pause before a worker sleeps: a pass's regions are microseconds apart */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static void *worker(void *arg) {
+    int ith = (int)(intptr_t)arg;
+    int seen = pool.start_generation[ith]; /* not the current one: the first task may already be out */
+    for (;;) {
+        int spins = 0;
+        while (atomic_load(&pool.generation) == seen) {
+            if (++spins < SPINS) {
+                cpu_relax();
+                continue;
+            }
+            pthread_mutex_lock(&pool.lock);
+            atomic_fetch_add(&pool.sleepers, 1);
+            while (atomic_load(&pool.generation) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+            atomic_fetch_sub(&pool.sleepers, 1);
+            pthread_mutex_unlock(&pool.lock);
+        }
+        seen = atomic_load(&pool.generation);
+        if (ith < pool.nth) pool.fn(pool.ctx, ith, pool.nth);
+        atomic_fetch_add(&pool.done, 1);
+    }
+    return NULL;
+}
+
+static int ensure_workers(int nth) {
+    while (pool.started < nth - 1 && pool.started < MAX_THREADS - 1) {
+        pool.start_generation[pool.started + 1] = atomic_load(&pool.generation);
+        if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
+            return pool.started + 1;
+        pthread_detach(pool.threads[pool.started]);
+        pool.started++;
+    }
+    return nth < pool.started + 1 ? nth : pool.started + 1;
+}
+
+/* Run fn(ctx, ith, nth) for ith in 0..nth-1, the caller taking ith 0; returns when all are done. */
+static void parallel(task_fn fn, void *ctx, int nth) {
+    if (nth <= 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.nth = nth;
+    atomic_store(&pool.done, 0);
+    int workers = pool.started;
+    atomic_fetch_add(&pool.generation, 1);
+    if (atomic_load(&pool.sleepers) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.lock);
+    }
+    fn(ctx, 0, nth);
+    while (atomic_load(&pool.done) < workers) cpu_relax();
+}
+
+static void share(int count, int ith, int nth, int *lo, int *hi) {
+    *lo = (int)((int64_t)count * ith / nth);
+    *hi = (int)((int64_t)count * (ith + 1) / nth);
+}
+
+/* ---------------------------------------------------------------- activations ------------------------ */
+
+static void quantize_row(const float *x, int k, XBlock *out) {
+    for (int b = 0; b < k / BLOCK; b++) {
+        const float *v = x + b * BLOCK;
+        XBlock *o = out + b;
+        float amax = 0.0f;
+        for (int i = 0; i < BLOCK; i++) amax = fmaxf(amax, fabsf(v[i]));
+        if (amax == 0.0f || !isfinite(amax)) {
+            memset(o, 0, sizeof *o);
+            if (!isfinite(amax)) o->s = amax; /* poisons the row's output: a NaN stays visible */
+            continue;
+        }
+        float step = amax / 127.0f, inv = 127.0f / amax;
+        int32_t total = 0;
+        for (int i = 0; i < BLOCK; i++) {
+            int a1 = (int)nearbyintf(v[i] * inv);
+            a1 = a1 > 127 ? 127 : a1 < -127 ? -127 : a1;
+            float rest = v[i] - (float)a1 * step;
+            int a2 = (int)nearbyintf(rest * inv * 256.0f);
+            a2 = a2 > 127 ? 127 : a2 < -127 ? -127 : a2;
+            o->a1[i] = (int8_t)a1;
+            o->a2[i] = (int8_t)a2;
+            total += 256 * a1 + a2;
+        }
+        o->s = step / 256.0f;
+        o->sa = o->s * (float)total;
+    }
+}
+
+/* ---------------------------------------------------------------- matmul ------------------------------ */
+
+#ifdef SL_AVX512
+static inline __attribute__((always_inline)) void panel_tile(const QMat *w, int p, const XBlock *x, int r0,
+                                                             int rows, float *out, int ldo, const int R) {
+    const int kb = (int)(w->k / BLOCK);
+    __m512 acc[MAX_TILE];
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    for (int b = 0; b < kb; b++) {
+        const uint8_t *rec = w->q + ((size_t)p * kb + b) * record_bytes(w);
+        __m512i wv[8];
+        __m512 d, m;
+        if (w->type == Q4_1) {
+            const __m512i *src = (const __m512i *)rec;
+            for (int j = 0; j < 4; j++) {
+                __m512i raw = _mm512_loadu_si512(src + j);
+                wv[j] = _mm512_and_si512(raw, low);
+                wv[j + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
+            }
+            d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 256)));
+            m = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 288)));
+        } else {
+            const __m512i *src = (const __m512i *)rec;
+            for (int j = 0; j < 8; j++) wv[j] = _mm512_loadu_si512(src + j);
+            d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 512)));
+            m = _mm512_mul_ps(d, _mm512_set1_ps(-128.0f));
+        }
+        for (int r = 0; r < R; r++) {
+            const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+            const int32_t *a1 = (const int32_t *)xb->a1, *a2 = (const int32_t *)xb->a2;
+            __m512i hi = _mm512_setzero_si512(), lo = _mm512_setzero_si512();
+            for (int g = 0; g < 8; g++) hi = _mm512_dpbusd_epi32(hi, wv[g], _mm512_set1_epi32(a1[g]));
+            for (int g = 0; g < 8; g++) lo = _mm512_dpbusd_epi32(lo, wv[g], _mm512_set1_epi32(a2[g]));
+            __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(xb->s));
+            acc[r] = _mm512_fmadd_ps(d, f, acc[r]);
+            acc[r] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb->sa), acc[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) _mm512_storeu_ps(out + (size_t)(r0 + r) * ldo + (size_t)p * PANEL, acc[r]);
+    (void)rows;
+}
+#else
+static inline void panel_tile(const QMat *w, int p, const XBlock *x, int r0, int rows, float *out, int ldo,
+                              const int R) {
+    const int kb = (int)(w->k / BLOCK);
+    float acc[MAX_TILE][PANEL];
+    memset(acc, 0, sizeof acc);
+    for (int b = 0; b < kb; b++) {
+        const uint8_t *q = w->q + ((size_t)p * kb + b) * record_bytes(w);
+        float d[PANEL], m[PANEL];
+        uint8_t wb[PANEL][BLOCK]; /* channel c's 32 weights, unpacked */
+        for (int c = 0; c < PANEL; c++) scales(w, q, c, &d[c], &m[c]);
+        for (int c = 0; c < PANEL; c++)
+            for (int k = 0; k < BLOCK; k++) {
+                if (w->type == Q4_1) {
+                    int j = (k % 16) / 4, byte = q[j * 64 + c * 4 + k % 4];
+                    wb[c][k] = (uint8_t)(k < 16 ? byte & 15 : byte >> 4);
+                } else {
+                    wb[c][k] = q[(k / 4) * 64 + c * 4 + k % 4];
+                }
+            }
+        for (int r = 0; r < R; r++) {
+            const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+            for (int c = 0; c < PANEL; c++) {
+                int32_t hi = 0, lo = 0;
+                for (int k = 0; k < BLOCK; k++) {
+                    hi += (int32_t)wb[c][k] * xb->a1[k];
+                    lo += (int32_t)wb[c][k] * xb->a2[k];
+                }
+                float f = (float)(hi * 256 + lo) * xb->s;
+                acc[r][c] = fmaf(d[c], f, acc[r][c]);
+                acc[r][c] = fmaf(m[c], xb->sa, acc[r][c]);
+            }
+        }
+    }
+    for (int r = 0; r < R; r++) memcpy(out + (size_t)(r0 + r) * ldo + (size_t)p * PANEL, acc[r], sizeof acc[r]);
+    (void)rows;
+}
+#endif
+
+static void panel_rows(const QMat *w, int p, const XBlock *x, int rows, float *out, int ldo) {
+    int tiles = (rows + MAX_TILE - 1) / MAX_TILE;
+    for (int t = 0; t < tiles; t++) {
+        int r0 = rows * t / tiles, r1 = rows * (t + 1) / tiles;
+        switch (r1 - r0) { /* a constant tile height, so the accumulators stay in registers */
+        case 1: panel_tile(w, p, x, r0, rows, out, ldo, 1); break;
+        case 2: panel_tile(w, p, x, r0, rows, out, ldo, 2); break;
+        case 3: panel_tile(w, p, x, r0, rows, out, ldo, 3); break;
+        case 4: panel_tile(w, p, x, r0, rows, out, ldo, 4); break;
+        case 5: panel_tile(w, p, x, r0, rows, out, ldo, 5); break;
+        case 6: panel_tile(w, p, x, r0, rows, out, ldo, 6); break;
+        case 7: panel_tile(w, p, x, r0, rows, out, ldo, 7); break;
+        default: panel_tile(w, p, x, r0, rows, out, ldo, 8); break;
+        }
+    }
+}
+
+typedef struct {
+    const QMat *w;
+    const XBlock *x;
+    int rows;
+    float *out;
+    int ldo;
+} MatmulTask;
+
+static void matmul_task(void *ctx, int ith, int nth) {
+    MatmulTask *t = ctx;
+    int lo, hi;
+    share((int)(t->w->n / PANEL), ith, nth, &lo, &hi);
+    for (int p = lo; p < hi; p++) panel_rows(t->w, p, t->x, t->rows, t->out, t->ldo);
+}
+
+/* out [rows, w->n] = x [rows, w->k] @ w^T, x already quantized */
+static void matmul(const QMat *w, const XBlock *x, int rows, float *out, int nth) {
+    MatmulTask t = {w, x, rows, out, (int)w->n};
+    int panels = (int)(w->n / PANEL);
+    parallel(matmul_task, &t, nth < panels ? nth : panels);
+}
+
+/* ---------------------------------------------------------------- the model -------------------------- */
+
+enum {
+    M_LAYERS, M_HIDDEN, M_HEADS, M_KV_HEADS, M_HEAD_DIM, M_FFN, M_VOCAB, M_EPS, M_COS, M_SIN, M_MAX_POS,
+    M_EMBED, M_NORM, M_HEAD, M_META = 16, LAYER_FIELDS = 8
+};
+enum { L_ATTN_NORM, L_QKV, L_QKV_BIAS, L_O, L_FFN_NORM, L_GATE_UP, L_DOWN };
+
+typedef struct {
+    int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, max_pos;
+    float eps;
+    const float *cos, *sin; /* [max_pos, head_dim / 2] */
+    const QMat *embed, *head;
+    const float *norm;
+    const int64_t *layer; /* LAYER_FIELDS per layer */
+} Model;
+
+static Model model_of(const int64_t *meta) {
+    Model md;
+    md.layers = (int)meta[M_LAYERS];
+    md.hidden = (int)meta[M_HIDDEN];
+    md.heads = (int)meta[M_HEADS];
+    md.kv_heads = (int)meta[M_KV_HEADS];
+    md.head_dim = (int)meta[M_HEAD_DIM];
+    md.ffn = (int)meta[M_FFN];
+    md.vocab = (int)meta[M_VOCAB];
+    double eps;
+    memcpy(&eps, &meta[M_EPS], sizeof eps);
+    md.eps = (float)eps;
+    md.cos = (const float *)(intptr_t)meta[M_COS];
+    md.sin = (const float *)(intptr_t)meta[M_SIN];
+    md.max_pos = (int)meta[M_MAX_POS];
+    md.embed = (const QMat *)(intptr_t)meta[M_EMBED];
+    md.norm = (const float *)(intptr_t)meta[M_NORM];
+    md.head = (const QMat *)(intptr_t)meta[M_HEAD];
+    md.layer = meta + M_META;
+    return md;
+}
+
+static const QMat *layer_mat(const Model *md, int l, int field) {
+    return (const QMat *)(intptr_t)md->layer[l * LAYER_FIELDS + field];
+}
+
+static const float *layer_vec(const Model *md, int l, int field) {
+    return (const float *)(intptr_t)md->layer[l * LAYER_FIELDS + field];
+}
+
+/* Row `token` of a quantized matrix, as floats (the input embedding). */
+static void dequantize_row(const QMat *w, int64_t token, float *out) {
+    int kb = (int)(w->k / BLOCK);
+    int64_t p = token / PANEL;
+    int c = (int)(token % PANEL);
+    for (int b = 0; b < kb; b++) {
+        const uint8_t *q = w->q + ((size_t)p * kb + b) * record_bytes(w);
+        float d, m;
+        scales(w, q, c, &d, &m);
+        for (int k = 0; k < BLOCK; k++) {
+            if (w->type == Q4_1) {
+                int byte = q[((k % 16) / 4) * 64 + c * 4 + k % 4];
+                out[b * BLOCK + k] = d * (float)(k < 16 ? byte & 15 : byte >> 4) + m;
+            } else {
+                out[b * BLOCK + k] = d * (float)((int)q[(k / 4) * 64 + c * 4 + k % 4] - 128);
+            }
+        }
+    }
+}
+
+static void rms_norm(const float *x, const float *weight, int h, float eps, float *out) {
+    float lanes[16] = {0};
+    for (int i = 0; i < h; i += 16)
+        for (int j = 0; j < 16 && i + j < h; j++) lanes[j] += x[i + j] * x[i + j];
+    float ss = 0.0f;
+    for (int j = 0; j < 16; j++) ss += lanes[j];
+    float inv = 1.0f / sqrtf(ss / (float)h + eps);
+    for (int i = 0; i < h; i++) out[i] = weight[i] * (x[i] * inv);
+}
+
+/* rotate_half rotary, as transformers' Llama: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) */
+static void rope(float *v, const float *cos, const float *sin, int half) {
+    for (int i = 0; i < half; i++) {
+        float x1 = v[i], x2 = v[i + half];
+        v[i] = x1 * cos[i] - x2 * sin[i];
+        v[i + half] = x2 * cos[i] + x1 * sin[i];
+    }
+}
+
+static float dot(const float *a, const float *b, int n) {
+    float lanes[16] = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) lanes[j] += a[i + j] * b[i + j];
+    for (int j = 0; i < n; i++, j++) lanes[j] += a[i] * b[i];
+    float s = 0.0f;
+    for (int j = 0; j < 16; j++) s += lanes[j];
+    return s;
+}
+
+typedef struct {
+    const Model *md;
+    int n, held, cap, layer;
+    const uint8_t *visible; /* [n, n] among the fed rows, or NULL: causal */
+    const float *qkv;       /* [n, (heads + 2 kv_heads) head_dim], rotated */
+    const float *kc, *vc;   /* this layer's cache [cap, kv_heads head_dim] */
+    float *out;             /* [n, heads head_dim] */
+    float *scratch;         /* nth x (held + n) x MAX_GROUP scores, then slots */
+    int *slots;
+} AttentionTask;
+
+/* Row i and kv head g: the group of query heads sharing g, over the visible slots in slot order. */
+static void attend(const AttentionTask *t, int i, int g, float *scores, int *slots) {
+    const Model *md = t->md;
+    int hd = md->head_dim, group = md->heads / md->kv_heads, width = md->kv_heads * hd;
+    int count = 0;
+    for (int s = 0; s < t->held; s++) slots[count++] = s;
+    for (int j = 0; j < t->n; j++)
+        if (t->visible ? t->visible[(size_t)i * t->n + j] : j <= i) slots[count++] = t->held + j;
+    int qw = (md->heads + 2 * md->kv_heads) * hd;
+    const float *q0 = t->qkv + (size_t)i * qw;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int h = 0; h < group; h++) {
+        const float *q = q0 + (size_t)(g * group + h) * hd;
+        float *sc = scores + (size_t)h * count;
+        float top = -INFINITY;
+        for (int c = 0; c < count; c++) {
+            sc[c] = dot(q, t->kc + (size_t)slots[c] * width + (size_t)g * hd, hd) * scale;
+            top = fmaxf(top, sc[c]);
+        }
+        float total = 0.0f;
+        for (int c = 0; c < count; c++) {
+            sc[c] = expf(sc[c] - top);
+            total += sc[c];
+        }
+        float *o = t->out + (size_t)i * md->heads * hd + (size_t)(g * group + h) * hd;
+        for (int e = 0; e < hd; e++) o[e] = 0.0f;
+        for (int c = 0; c < count; c++) {
+            const float *v = t->vc + (size_t)slots[c] * width + (size_t)g * hd;
+            float p = sc[c];
+            for (int e = 0; e < hd; e++) o[e] += p * v[e];
+        }
+        float inv = 1.0f / total;
+        for (int e = 0; e < hd; e++) o[e] *= inv;
+    }
+}
+
+static void attention_task(void *ctx, int ith, int nth) {
+    AttentionTask *t = ctx;
+    int jobs = t->n * t->md->kv_heads, lo, hi;
+    share(jobs, ith, nth, &lo, &hi);
+    size_t room = (size_t)(t->held + t->n);
+    float *scores = t->scratch + (size_t)ith * room * MAX_GROUP;
+    int *slots = t->slots + (size_t)ith * room;
+    for (int job = lo; job < hi; job++) attend(t, job / t->md->kv_heads, job % t->md->kv_heads, scores, slots);
+}
+
+static void *grab(size_t bytes, int *failed) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) *failed = 1;
+    return p;
+}
+
+/* The pass. Returns 0, or -1 when memory ran out. */
+static int run_forward(const Model *md, int n, const int64_t *tokens, const float *inputs, const int64_t *positions,
+                       int held, const uint8_t *visible, float *const *kcache, float *const *vcache, int cap,
+                       float *hidden_out, int keep, float *logits_out, int nth) {
+    int h = md->hidden, hd = md->head_dim, kvw = md->kv_heads * hd, qw = (md->heads + 2 * md->kv_heads) * hd;
+    int aw = md->heads * hd, big = md->ffn > aw ? md->ffn : aw;
+    big = big > h ? big : h;
+    int failed = 0;
+    float *x = grab(sizeof(float) * n * h, &failed);
+    float *normed = grab(sizeof(float) * n * big, &failed);
+    XBlock *xq = grab(sizeof(XBlock) * n * (big / BLOCK + 1), &failed);
+    float *qkv = grab(sizeof(float) * n * qw, &failed);
+    float *att = grab(sizeof(float) * n * aw, &failed);
+    float *ff = grab(sizeof(float) * n * 2 * md->ffn, &failed);
+    size_t room = (size_t)(held + n);
+    float *scratch = grab(sizeof(float) * nth * room * MAX_GROUP, &failed);
+    int *slots = grab(sizeof(int) * nth * room, &failed);
+    int rc = 0;
+    if (failed) {
+        rc = -1;
+        goto done;
+    }
+    for (int r = 0; r < n; r++) {
+        if (inputs) memcpy(x + (size_t)r * h, inputs + (size_t)r * h, sizeof(float) * h);
+        else dequantize_row(md->embed, tokens[r], x + (size_t)r * h);
+    }
+    int half = hd / 2;
+    for (int l = 0; l < md->layers; l++) {
+        const float *attn_norm = layer_vec(md, l, L_ATTN_NORM), *bias = layer_vec(md, l, L_QKV_BIAS);
+        for (int r = 0; r < n; r++) {
+            rms_norm(x + (size_t)r * h, attn_norm, h, md->eps, normed + (size_t)r * h);
+            quantize_row(normed + (size_t)r * h, h, xq + (size_t)r * (h / BLOCK));
+        }
+        matmul(layer_mat(md, l, L_QKV), xq, n, qkv, nth);
+        float *kc = kcache[l], *vc = vcache[l];
+        for (int r = 0; r < n; r++) {
+            float *row = qkv + (size_t)r * qw;
+            if (bias)
+                for (int i = 0; i < qw; i++) row[i] += bias[i];
+            const float *cos = md->cos + (size_t)positions[r] * half, *sin = md->sin + (size_t)positions[r] * half;
+            for (int head = 0; head < md->heads + md->kv_heads; head++) rope(row + (size_t)head * hd, cos, sin, half);
+            memcpy(kc + (size_t)(held + r) * kvw, row + aw, sizeof(float) * kvw);
+            memcpy(vc + (size_t)(held + r) * kvw, row + aw + kvw, sizeof(float) * kvw);
+        }
+        AttentionTask at = {md, n, held, cap, l, visible, qkv, kc, vc, att, scratch, slots};
+        int jobs = n * md->kv_heads;
+        parallel(attention_task, &at, nth < jobs ? nth : jobs);
+        for (int r = 0; r < n; r++) quantize_row(att + (size_t)r * aw, aw, xq + (size_t)r * (aw / BLOCK));
+        matmul(layer_mat(md, l, L_O), xq, n, normed, nth);
+        for (size_t i = 0; i < (size_t)n * h; i++) x[i] += normed[i];
+        const float *ffn_norm = layer_vec(md, l, L_FFN_NORM);
+        for (int r = 0; r < n; r++) {
+            rms_norm(x + (size_t)r * h, ffn_norm, h, md->eps, normed + (size_t)r * h);
+            quantize_row(normed + (size_t)r * h, h, xq + (size_t)r * (h / BLOCK));
+        }
+        matmul(layer_mat(md, l, L_GATE_UP), xq, n, ff, nth);
+        int f = md->ffn;
+        for (int r = 0; r < n; r++) {
+            float *gate = ff + (size_t)r * 2 * f, *up = gate + f, *act = normed + (size_t)r * f;
+            for (int i = 0; i < f; i++) act[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+            quantize_row(act, f, xq + (size_t)r * (f / BLOCK));
+        }
+        matmul(layer_mat(md, l, L_DOWN), xq, n, att, nth);
+        for (size_t i = 0; i < (size_t)n * h; i++) x[i] += att[i];
+    }
+    for (int r = 0; r < n; r++) rms_norm(x + (size_t)r * h, md->norm, h, md->eps, normed + (size_t)r * h);
+    if (hidden_out) memcpy(hidden_out, normed, sizeof(float) * n * h);
+    if (keep > 0 && logits_out) {
+        int first = n - keep;
+        for (int r = 0; r < keep; r++) quantize_row(normed + (size_t)(first + r) * h, h, xq + (size_t)r * (h / BLOCK));
+        matmul(md->head, xq, keep, logits_out, nth);
+    }
+done:
+    free(x), free(normed), free(xq), free(qkv), free(att), free(ff), free(scratch), free(slots);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- Python --------------------------- */
+
+static void *ptr(unsigned long long v) { return (void *)(uintptr_t)v; }
+
+static int thread_count(int asked) {
+    if (asked < 1) asked = 1;
+    if (asked > MAX_THREADS) asked = MAX_THREADS;
+    return ensure_workers(asked);
+}
+
+/* forward(meta, n, tokens, inputs, positions, held, visible, kcache, vcache, cap, hidden_out, keep,
+ *         logits_out, threads): pointers as integers (0 for none); kcache/vcache: int64 arrays of one
+ * pointer per layer. Row r is fed at cache slot held + r. */
+static PyObject *py_forward(PyObject *self, PyObject *args) {
+    unsigned long long meta, tokens, inputs, positions, visible, kcache, vcache, hidden_out, logits_out;
+    int n, held, cap, keep, threads;
+    if (!PyArg_ParseTuple(args, "KiKKKiKKKiKiKi", &meta, &n, &tokens, &inputs, &positions, &held, &visible,
+                          &kcache, &vcache, &cap, &hidden_out, &keep, &logits_out, &threads))
+        return NULL;
+    if (n < 1 || held < 0 || held + n > cap || keep < 0 || keep > n || (!tokens && !inputs)) {
+        PyErr_SetString(PyExc_ValueError, "native forward: bad row counts or cache capacity");
+        return NULL;
+    }
+    Model md = model_of((const int64_t *)ptr(meta));
+    const int64_t *pos = ptr(positions);
+    for (int r = 0; r < n; r++)
+        if (pos[r] < 0 || pos[r] >= md.max_pos) {
+            PyErr_SetString(PyExc_ValueError, "native forward: a position past the rotary table");
+            return NULL;
+        }
+    if (tokens)
+        for (int r = 0; r < n; r++)
+            if (((const int64_t *)ptr(tokens))[r] < 0 || ((const int64_t *)ptr(tokens))[r] >= md.embed->n) {
+                PyErr_SetString(PyExc_ValueError, "native forward: a token id outside the vocabulary");
+                return NULL;
+            }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&pool.run_lock);
+    int nth = thread_count(threads);
+    rc = run_forward(&md, n, ptr(tokens), ptr(inputs), pos, held, ptr(visible), ptr(kcache), ptr(vcache), cap,
+                     ptr(hidden_out), keep, ptr(logits_out), nth);
+    pthread_mutex_unlock(&pool.run_lock);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* matmul(qmat, x, rows, out, threads): out [rows, n] = x [rows, k] @ W^T, x float32 */
+static PyObject *py_matmul(PyObject *self, PyObject *args) {
+    unsigned long long qmat, x, out;
+    int rows, threads;
+    if (!PyArg_ParseTuple(args, "KKiKi", &qmat, &x, &rows, &out, &threads)) return NULL;
+    const QMat *w = ptr(qmat);
+    if (rows < 0) {
+        PyErr_SetString(PyExc_ValueError, "native matmul: negative rows");
+        return NULL;
+    }
+    if (rows == 0) Py_RETURN_NONE;
+    XBlock *xq = malloc(sizeof(XBlock) * rows * (w->k / BLOCK));
+    if (!xq) return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&pool.run_lock);
+    for (int r = 0; r < rows; r++)
+        quantize_row((const float *)ptr(x) + (size_t)r * w->k, (int)w->k, xq + (size_t)r * (w->k / BLOCK));
+    matmul(w, xq, rows, ptr(out), thread_count(threads));
+    pthread_mutex_unlock(&pool.run_lock);
+    Py_END_ALLOW_THREADS
+    free(xq);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_cpu_ok(PyObject *self, PyObject *args) {
+#if defined(SL_AVX512)
+    __builtin_cpu_init();
+    int ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+             __builtin_cpu_supports("fma");
+#elif defined(__AVX2__)
+    __builtin_cpu_init();
+    int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#else
+    int ok = 1;
+#endif
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *py_isa(PyObject *self, PyObject *args) {
+#if defined(SL_AVX512)
+    return PyUnicode_FromString("AVX-512 VNNI");
+#elif defined(__AVX2__)
+    return PyUnicode_FromString("AVX2");
+#else
+    return PyUnicode_FromString("generic C");
+#endif
+}
+
+static PyObject *py_block_bytes(PyObject *self, PyObject *args) {
+    return Py_BuildValue("ii", (int)sizeof(XBlock), (int)sizeof(QMat));
+}
+
+static PyMethodDef methods[] = {
+    {"forward", py_forward, METH_VARARGS, "the model's pass over n rows"},
+    {"matmul", py_matmul, METH_VARARGS, "one quantized linear"},
+    {"cpu_ok", py_cpu_ok, METH_NOARGS, "whether this build's instructions run on this CPU"},
+    {"isa", py_isa, METH_NOARGS, "the instruction set this build uses"},
+    {"layout", py_block_bytes, METH_NOARGS, "(sizeof XBlock, sizeof QMat)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, SL_STR(SL_MODULE), NULL, -1, methods};
+
+PyMODINIT_FUNC SL_CAT(PyInit_, SL_MODULE)(void) { return PyModule_Create(&module); }

@@ -1,0 +1,75 @@
+"""The native kernel on a tiny random Llama: close to transformers' float32, and every row bit-identical
+whatever rows share its pass (counts, threads, a tree), which greedy speculation's exactness rests on."""
+
+import pytest
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from app.models.native import kernel
+
+pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+
+
+@pytest.fixture(scope="module")
+def pair():
+    from app.models.native.backend import NativeBackend
+    from app.models.native.build import from_transformers, native_support
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=80, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    model = LlamaForCausalLM(config).eval()
+    assert native_support(model) is None
+    return model, NativeBackend(from_transformers(model))
+
+
+def test_logits_follow_transformers_float32(pair):
+    model, native = pair
+    ids = torch.randint(0, 80, (20,))
+    with torch.inference_mode():
+        ref = model(ids.view(1, -1)).logits[0]
+    out = native.forward(native.new_cache(), ids, keep=20)
+    assert out.shape == ref.shape
+    assert (out - ref).abs().max() < 2e-2 * ref.abs().max()
+
+
+def test_rows_are_identical_for_any_row_count_and_thread_count(pair):
+    _, native = pair
+    ids = torch.randint(0, 80, (17,))
+    whole = native.forward(native.new_cache(), ids, keep=17)
+    cache = native.new_cache()
+    native.forward(cache, ids[:5], keep=1)
+    parts = [native.forward(cache, ids[5:8], keep=3), native.forward(cache, ids[8:9], keep=1),
+             native.forward(cache, ids[9:], keep=8)]
+    assert torch.equal(torch.cat(parts), whole[5:])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        assert torch.equal(native.forward(native.new_cache(), ids, keep=17), whole)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_tree_row_equals_its_path_run_as_a_chain(pair):
+    _, native = pair
+    ids = torch.randint(0, 80, (10,))
+    cache = native.new_cache()
+    native.forward(cache, ids[:6], keep=1)
+    # two siblings after the prefix: node 0 = ids[6], node 1 = another token; node 2 = ids[7] under node 0
+    tokens = torch.tensor([int(ids[6]), (int(ids[6]) + 1) % 80, int(ids[7])])
+    positions = torch.tensor([6, 6, 7])
+    visible = torch.ones(3, 6 + 3, dtype=torch.bool)
+    visible[:, 6:] = torch.tensor([[1, 0, 0], [0, 1, 0], [1, 0, 1]], dtype=torch.bool)
+    tree = native.tree_forward(cache, tokens, positions, visible, keep=3)
+    chain = native.forward(native.new_cache(), ids[:8], keep=2)
+    assert torch.equal(tree[0], chain[0]) and torch.equal(tree[2], chain[1])
+    # planted twin: node 2 also seeing its sibling (node 1) gives other logits, so the check above can fail
+    leak = visible.clone()
+    leak[2, 7] = True
+    cache2 = native.new_cache()
+    native.forward(cache2, ids[:6], keep=1)
+    assert not torch.equal(native.tree_forward(cache2, tokens, positions, leak, keep=3)[2], chain[1])
+    # compaction keeps the accepted path (node 0, node 2) in slots 6, 7: the next row is the chain's
+    native.compact(cache, 6, [0, 2])
+    assert torch.equal(native.forward(cache, ids[8:9], keep=1)[0],
+                       native.forward(native.new_cache(), ids[:9], keep=1)[0])
