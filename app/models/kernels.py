@@ -90,7 +90,7 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
                 native: bool = False) -> PathChoice:
     """The fastest linear path for this model on this CPU, among `candidates(dtype, native)`. known: the choice
     the machine profile holds for these candidates, reused as it is (the profile decides when it is stale).
-    A native choice is provisional: loading measures its quality and falls back when it fails (native_quality)."""
+    A native choice is provisional: loading measures its quality and falls back when it fails (native/quality.py)."""
     from .native.build import native_support
 
     paths = candidates(dtype, native)

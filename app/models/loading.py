@@ -102,8 +102,8 @@ def load_model(
     """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the machine
     profile. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path), and the
     thread count is timed (threads.choose_threads), both reused from the model's machine profile while it
-    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (the
-    native C model where it is faster and its quality passes), "native" or "torch"."""
+    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (torch's
+    fastest path; the native C model is opt-in until its benchmark has run), "native" or "torch"."""
     if kernels not in ("auto", "native", "torch"):
         raise ModelError(f"kernels must be auto, native or torch, not {kernels!r}")
     report = progress or ignore_progress
