@@ -88,11 +88,21 @@ def parse_temperatures(text: str) -> list[float]:
     return values
 
 
+def result_path(out: str) -> Path:
+    """--out as the JSON file to write: a folder (one that exists, or a path ending in a separator) gets
+    bench-results.json inside it, as `--out /tmp/run1` reads to a person."""
+    path = Path(out).expanduser()
+    if path.is_dir() or out.endswith(("/", os.sep)):
+        return path / "bench-results.json"
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
     """One benchmark per call: the GPU mechanics, the GUI soak, the start-up timing, a γ sweep, or the
     comparison (the default)."""
     if args.tiny and not args.gpu_mechanics:
         raise UsageError("--tiny only applies to --gpu-mechanics")
+    args.out = str(result_path(args.out))
     if args.gpu_mechanics:
         from app.bench.gpu_mechanics import run_cli
 

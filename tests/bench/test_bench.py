@@ -220,3 +220,13 @@ def test_soak_and_startup_use_the_apps_default_draft(flag, module, function, dra
     with pytest.raises(SystemExit):
         main(["bench", flag, "2", "--draft", "self", "--out", str(tmp_path / "x.json")])
     assert seen == ["auto", "self"]
+
+
+def test_out_may_name_a_folder(tmp_path):
+    """`--out /tmp/run1` where the folder exists (or ends in a separator) writes bench-results.json in it
+    instead of stopping with IsADirectoryError after the whole run."""
+    from app.cli.bench_cmd import result_path
+
+    assert result_path(str(tmp_path)) == tmp_path / "bench-results.json"
+    assert result_path(str(tmp_path / "new") + "/") == tmp_path / "new" / "bench-results.json"
+    assert result_path(str(tmp_path / "res.json")) == tmp_path / "res.json"
