@@ -82,6 +82,10 @@ class MachineProfile:
 def profile_key(model, device: torch.device, requested: torch.dtype | None, native: bool = False) -> str:
     """The cache key of a model's profile: taken from the weights as loaded, before a kernel path converts them."""
     offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
+    if kernels.NATIVE in kernels.candidates(requested, native) and device.type == "cpu":
+        from .native import build_id
+
+        offered.append(build_id())  # a rebuilt kernel is another path: its timings are taken anew
     return cost_cache.key_of([
         KIND, cost_cache.CACHE_FORMAT, cost_cache.machine_id(), platform.machine(), cost_cache.cpu_count(),
         torch.__version__, cost_cache.model_fingerprint(model), str(device),

@@ -35,6 +35,19 @@ def kernel() -> ModuleType | None:
     return _load()[0]
 
 
+@cache
+def build_id() -> str:
+    """The running build, for cache keys: its instruction set and a hash of its file, so timings taken
+    with an older kernel are never reused for a newer one ("" when none runs)."""
+    module = kernel()
+    if module is None:
+        return ""
+    import hashlib
+    from pathlib import Path
+
+    return f"{module.isa()} {hashlib.sha256(Path(module.__file__).read_bytes()).hexdigest()[:16]}"
+
+
 def unavailable() -> str | None:
     """None when a native build runs here, else why not (one line)."""
     return _load()[1]
