@@ -65,7 +65,10 @@ class PlotsPanel(QWidget):
         self._titles: dict[str, str] = {}  # setTitle re-lays out the plot: only call it on change
         self._ranges: dict[tuple[str, str], tuple[float, float]] = {}
         self._presenting = False
-        self._columns = 2  # plots side by side (a wide dock), or 1 (the side column, and presenting)
+        # 1: stacked (the side column, and presenting), or 2 side by side (a wide dock). Built stacked, as the
+        # side column shows them: a one-line title drawn first in a plot too narrow for it widens pyqtgraph's
+        # scene for good, and the right of the plot is cut off.
+        self._columns = 1
         self._pages: list[list[str]] | None = None  # the plots behind each tab (one page: no tabs)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
@@ -74,6 +77,7 @@ class PlotsPanel(QWidget):
         # slower; the button offers speculation anyway (app/gui/speculation_offer.py).
         self.notice_row = QWidget(objectName="plot_notice_row", visible=False)
         row = QHBoxLayout(self.notice_row)
+        row.setDirection(QBoxLayout.Direction.TopToBottom)  # stacked, as _arrange lays it out in the side column
         row.setContentsMargins(4, 0, 4, 0)
         self.notice = QLabel(wordWrap=True, objectName="plot_notice")
         self.notice.setStyleSheet(f"color: {ORANGE};")
@@ -105,7 +109,7 @@ class PlotsPanel(QWidget):
             plot.disableAutoRange()
             for name in ("left", "bottom"):
                 plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            grid.addWidget(plot, i // 2, i % 2)
+            grid.addWidget(plot, i, 0)
             self.plots[key] = plot
         h = self.plots["histogram"]
         self.hist_message = pg.BarGraphItem(x=[], height=[], width=0.38, brush=BLUE, pen=None, name="message")
