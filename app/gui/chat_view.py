@@ -5,13 +5,14 @@ their details; per-message actions are anchors too ("act:<name>:<message>")."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QColor, QFont, QTextBlockFormat, QTextCharFormat, QTextCursor
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextBrowser
 
 from app.history.records import StoredToken
 from app.session.conversation import Conversation, Message
 
+from .answer_header import answer_heading
 from .theme import Colors
 from .token_format import status_formats, status_of
 
@@ -34,6 +35,7 @@ class ChatView(QTextBrowser):
         self._formats: dict[str, QTextCharFormat] = {}
         self._spans: dict[int, list[tuple[int, int]]] = {}  # message -> document range of each shown token
         self._footers: dict[int, int] = {}  # answer -> document position where its footer starts
+        self._header_block: dict[int, int] = {}  # message -> number of its header's block
         self.set_colors(colors)
         self.anchorClicked.connect(self._on_anchor)
         self.highlighted.connect(self._on_hover)
@@ -96,6 +98,7 @@ class ChatView(QTextBrowser):
         self.document().clear()
         self._spans.clear()
         self._footers.clear()
+        self._header_block.clear()
         for i in range(len(self.conversation.messages)):
             self._render_message(i)
         if not self.conversation.messages and self.examples:
@@ -115,6 +118,7 @@ class ChatView(QTextBrowser):
             cursor.insertBlock(header)
         else:
             cursor.setBlockFormat(header)
+        self._header_block[index] = cursor.blockNumber()
         who = QTextCharFormat()
         who.setFontWeight(QFont.Weight.Bold)
         who.setForeground(QColor(self.colors.accent if message.role == "assistant" else self.colors.text))
@@ -122,7 +126,12 @@ class ChatView(QTextBrowser):
         cursor.insertText(name, who)
         muted = self._muted()
         if message.role == "assistant" and message.stats.get("draft"):
-            cursor.insertText(f"   {message.stats.get('target', '')} ← {message.stats['draft']}", muted)
+            line, tip = answer_heading(message.stats)
+            room = self.viewport().width() - QFontMetrics(self.font()).horizontalAdvance(f"{name}     ") - 24
+            pair = QTextCharFormat(muted)
+            pair.setToolTip(tip)  # the full pair, its kernels and its draft (Qt shows a format's tooltip on hover)
+            cursor.insertText("   " + QFontMetrics(self.font()).elidedText(line, Qt.TextElideMode.ElideRight,
+                                                                          max(room, 120)), pair)
         body = QTextBlockFormat()
         body.setBottomMargin(2)
         body.setLineHeight(130, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
@@ -251,6 +260,19 @@ class ChatView(QTextBrowser):
         parsed = self._parse(url)
         if parsed is not None and parsed[0] == "tok":
             self.token_hovered.emit(int(parsed[1]), parsed[2])
+
+    def header_text(self, index: int) -> tuple[str, str]:
+        """(the header line of message `index` as the document shows it, its tooltip): read back from the
+        document, so tests check the display."""
+        block = self.document().findBlockByNumber(self._header_block.get(index, -1))
+        if not block.isValid():
+            return "", ""
+        it = block.begin()
+        text, tip = block.text(), ""
+        while not it.atEnd():
+            tip = it.fragment().charFormat().toolTip() or tip
+            it += 1
+        return text, tip
 
     def statuses_shown(self, index: int) -> list[tuple[str, str]]:
         """(text, status read back from its format) per shown token of message `index`: what the

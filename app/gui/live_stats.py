@@ -2,7 +2,9 @@
 
 Measured speedup compares real timings on this machine: speculative seconds per emitted token
 (prefill round excluded) against target-only seconds per step, timed by the worker on the same
-prompt. The Leviathan prediction uses the measured alpha, c and verification cost.
+prompt. The plot's "this answer so far" is Leviathan et al.'s formula (app.engine.stats.predicted_speedup,
+the policy's chain_speedup) on this answer's measured alpha, c and verification cost; the status bar's
+"auto's plan" is the same formula on the calibration's figures, before the answer (app/gui/model_flow.py).
 """
 
 from __future__ import annotations
@@ -86,12 +88,12 @@ class LiveStats:
         return speedup_series(self.message.rounds, self.baseline_step)
 
     def cost_ratios(self) -> tuple[float, float] | None:
-        """(c, verification cost) in target steps, from this session's timings."""
-        return cost_ratios(self.session.rounds, self.baseline_step)
+        """(c, verification cost) in target steps, from this answer's timings."""
+        return cost_ratios(self.message.rounds, self.baseline_step)
 
     def predicted(self, gamma: int) -> float | None:
-        """Leviathan et al.'s speedup with measured alpha, c and verification cost."""
-        alpha, costs = self.session.alpha, self.cost_ratios()
+        """This answer so far: Leviathan et al.'s speedup with its measured alpha, c and verification cost."""
+        alpha, costs = self.message.alpha, self.cost_ratios()
         if alpha is None or costs is None:
             return None
         return predicted_speedup(alpha, gamma, *costs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, Qt, QThread
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -43,7 +43,7 @@ from .serve_flow import ServeFlow
 from .speculation_offer import SpeculationOffer
 from .training_flow import TrainingFlow
 from .window_layout import build_widgets
-from .window_settings import BASE_FONT_PT
+from .window_settings import BASE_FONT_PT, STEP_PX
 from .worker import GenerationWorker
 
 # How long closing waits for the engine to reach its next round or loading stage. A round or stage still
@@ -92,6 +92,7 @@ class MainWindow(QMainWindow):
             signal.connect(slot)
         self.engine_thread.start()
         window_settings.restore(self)
+        self.input.setFocus()  # the window's focus widget: it has the keyboard once the window shows
         if history_error:
             self.status.show_banner(self.tr("History unavailable, this session is not saved: {0}").format(history_error))
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._os_scheme_changed)
@@ -119,7 +120,7 @@ class MainWindow(QMainWindow):
         self.race = RaceFlow(model, conversation, status, controls, self.answer_recorder, self.input, self.race_view,
                              column=[self.system_prompt, self.chat, self.legend, self.input, self.send_button,
                                      self.stop_button, self.playback, self.presentation.readout],
-                             stage=[self.docks["plots"]], on_stage=lambda: self.presentation.on,
+                             side=[self.docks["plots"], self.docks["controls"]], on_stage=lambda: self.presentation.on,
                              engine_thread=self.engine_thread, parent=self)
         self.recordings = RecordingFlow(conversation, model, self.answers, self.answer_recorder, status, self.playback,
                                         self.details, self.race, self)
@@ -160,6 +161,7 @@ class MainWindow(QMainWindow):
         conversation.opened.connect(self.step.clear)
         conversation.answer_ended.connect(lambda _index: self.model_flow.recheck_choice())
         conversation.answer_ended.connect(lambda _index: status.refresh())
+        conversation.answer_ended.connect(lambda _index: self.focus_input())  # the next question, typed at once
 
         # one part's outcome, the next part's start
         self.model_flow.loaded.connect(lambda result: self.examples.measured(result.selection))
@@ -196,9 +198,16 @@ class MainWindow(QMainWindow):
         dock = self.docks["step"]
         dock.show()
         dock.raise_()
+        if dock.height() < STEP_PX:  # below the chat, tall enough for its cards
+            self.resizeDocks([dock], [STEP_PX], Qt.Orientation.Vertical)
         self.step.redraw_if_stale()
         self.step.setFocus()
 
+    def focus_input(self) -> None:
+        """The input takes the keyboard, unless the step-through has it (→ and ← step there)."""
+        focused = QApplication.focusWidget()
+        if focused is None or not self.docks["step"].isAncestorOf(focused):
+            self.input.setFocus()
 
     def set_language(self, choice: str) -> None:
         """Stored for the next start: every widget reads its texts when it is built."""

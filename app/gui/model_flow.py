@@ -168,13 +168,13 @@ def choice_status(selection, auto, gamma_auto: bool, stats, switched: str | None
         return QCoreApplication.translate("ModelFlow", "Target-only: {0}").format(_options(choice)), f"{reason} [{how}]"
     predicted = auto.predicted if auto is not None and auto.rounds else choice.predicted
     if choice.tree and auto is not None:  # a sized tree: its budget and what it yields, live
-        return QCoreApplication.translate("ModelFlow", "tree {0} · {1:.1f} tokens a round · predicted {2:.2f}×").format(
+        return QCoreApplication.translate("ModelFlow", "tree {0} · {1:.1f} tokens a round · auto's plan {2:.2f}×").format(
             choice.nodes, auto.tokens_per_round, predicted), f"{reason} [{how}]"
     gamma = QCoreApplication.translate("ModelFlow", "γ auto {0}").format(auto.gamma()) if auto is not None and gamma_auto else QCoreApplication.translate("ModelFlow", "γ fixed")
     if predicted < 1.0:
-        return QCoreApplication.translate("ModelFlow", "Slower than target-only: predicted {0:.2f}× · {1}").format(predicted, gamma), \
+        return QCoreApplication.translate("ModelFlow", "Slower than target-only: auto's plan {0:.2f}× · {1}").format(predicted, gamma), \
             f"{reason} [{how}]"
-    return QCoreApplication.translate("ModelFlow", "{0} · predicted {1:.2f}×").format(gamma, predicted), f"{reason} [{how}]"
+    return QCoreApplication.translate("ModelFlow", "{0} · auto's plan {1:.2f}×").format(gamma, predicted), f"{reason} [{how}]"
 
 
 def _options(choice) -> str:

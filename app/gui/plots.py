@@ -1,9 +1,11 @@
 """The statistics dock: four pyqtgraph plots whose items are created once and refreshed by a
 4 Hz timer (only when the statistics changed), plus PNG/SVG/CSV export.
 
-Readable at 1366×768: no plot is drawn shorter than MIN_PLOT_HEIGHT. Where the dock holds both rows at
-that height they show as a 2×2 grid, otherwise one row at a time behind two tabs; a notice about the
-speed sits in a row above the plots, never over their data.
+Readable at 1366×768: no plot is drawn shorter than MIN_PLOT_HEIGHT. In the window's side column (narrower
+than GRID_FROM_PX) the plots stand in one column with their colour key on a second title line: all four
+where the dock holds them at that height, otherwise two at a time behind two tabs. A wider dock shows them
+as a 2×2 grid, or one row at a time behind the tabs. A notice about the speed sits in a row above the
+plots, never over their data.
 
 Axis repaints dominate pyqtgraph's cost, so no plot auto-ranges: ranges move in coarse steps
 and each axis keeps a device-coordinate cache that is redrawn only when its range moves."""
@@ -20,6 +22,7 @@ from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QGraphicsItem,
     QGridLayout,
     QHBoxLayout,
@@ -40,6 +43,7 @@ SLOW_BELOW = 0.97
 REFRESH_MS = 250  # 4 Hz: live enough; every repaint holds the GIL the engine thread needs
 BLUE, ORANGE, GREEN = palette.ACCEPTED, palette.CORRECTED, palette.BONUS
 MIN_PLOT_HEIGHT = 200  # px per plot: a title row, ~120 px of data and the x axis with its label
+GRID_FROM_PX = 760  # two plots side by side from this panel width: each then has a one-line title's room
 SHARE_TICKS = [[(0.0, "0"), (0.5, "0.5"), (1.0, "1")], [(0.25, ""), (0.75, "")]]  # labels that never overprint
 SHARE_TOP = 1.1  # room above 1 for its tick label
 # Presentation titles: 20 pt where the plot is wide enough for them, else 15 pt (a title wider than its plot
@@ -61,6 +65,11 @@ class PlotsPanel(QWidget):
         self._titles: dict[str, str] = {}  # setTitle re-lays out the plot: only call it on change
         self._ranges: dict[tuple[str, str], tuple[float, float]] = {}
         self._presenting = False
+        # 1: stacked (the side column, and presenting), or 2 side by side (a wide dock). Built stacked, as the
+        # side column shows them: a one-line title drawn first in a plot too narrow for it widens pyqtgraph's
+        # scene for good, and the right of the plot is cut off.
+        self._columns = 1
+        self._pages: list[list[str]] | None = None  # the plots behind each tab (one page: no tabs)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
@@ -68,12 +77,13 @@ class PlotsPanel(QWidget):
         # slower; the button offers speculation anyway (app/gui/speculation_offer.py).
         self.notice_row = QWidget(objectName="plot_notice_row", visible=False)
         row = QHBoxLayout(self.notice_row)
+        row.setDirection(QBoxLayout.Direction.TopToBottom)  # stacked, as _arrange lays it out in the side column
         row.setContentsMargins(4, 0, 4, 0)
         self.notice = QLabel(wordWrap=True, objectName="plot_notice")
         self.notice.setStyleSheet(f"color: {ORANGE};")
         self.notice_button = QPushButton(objectName="anyway", visible=False)
         row.addWidget(self.notice, 1)
-        row.addWidget(self.notice_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        row.addWidget(self.notice_button, 0, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
         outer.addWidget(self.notice_row)
         self.tabs = QTabBar(objectName="plot_tabs", drawBase=False, expanding=False)
         self.tabs.addTab(self.tr("Acceptance · speedup"))
@@ -99,7 +109,7 @@ class PlotsPanel(QWidget):
             plot.disableAutoRange()
             for name in ("left", "bottom"):
                 plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            grid.addWidget(plot, i // 2, i % 2)
+            grid.addWidget(plot, i, 0)
             self.plots[key] = plot
         h = self.plots["histogram"]
         self.hist_message = pg.BarGraphItem(x=[], height=[], width=0.38, brush=BLUE, pen=None, name="message")
@@ -119,8 +129,12 @@ class PlotsPanel(QWidget):
         self.speedup_measured = s.plot([], [], pen=pg.mkPen(BLUE, width=2.5), symbol="o", symbolSize=4,
                                        symbolBrush=BLUE, symbolPen=None, name="measured")
         self.speedup_predicted = s.plot(
-            [], [], pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="predicted (Leviathan)"
+            [], [], pen=pg.mkPen(ORANGE, width=2, style=Qt.PenStyle.DashLine), name="this answer so far"
         )
+        s.setToolTip(self.tr("Blue: the speedup measured so far in this answer, against target-only steps timed on "
+                             "this machine. Dashed: \"this answer so far\", Leviathan et al.'s formula on this "
+                             "answer's acceptance and draft cost. The status bar's \"auto's plan\" is the same "
+                             "formula on the figures timed at load, before the answer."))
         p = self.plots["position"]
         self.pos_message = pg.BarGraphItem(x=[], height=[], width=0.6, brush=BLUE, pen=None, name="message")
         p.addItem(self.pos_message)
@@ -154,8 +168,7 @@ class PlotsPanel(QWidget):
         """Only the histogram and the speedup, stacked, with large axis text; off restores the grid."""
         self._title_size = self._presentation_title() if on else "10pt"
         self._presenting = on
-        for i, (key, plot) in enumerate(self.plots.items()):
-            self.grid.addWidget(plot, *((i, 0) if on else (i // 2, i % 2)))
+        for key, plot in self.plots.items():
             for name in ("left", "bottom"):
                 axis = plot.getAxis(name)
                 if on:
@@ -216,7 +229,7 @@ class PlotsPanel(QWidget):
             self._sync_notice_row()
         self._title("speedup", self.tr("Speedup vs target-only"),
                     (BLUE, self.tr("measured") + (f" {sy[-1]:.2f}×" if sy else "")),
-                    (ORANGE, self.tr("predicted") + (f" {predicted:.2f}×" if predicted is not None else "")))
+                    (ORANGE, self.tr("this answer so far") + (f" {predicted:.2f}×" if predicted is not None else "")))
 
         positions = list(range(1, gamma + 1))
         msg_rates = st.message.per_position(gamma)
@@ -258,16 +271,56 @@ class PlotsPanel(QWidget):
         return m.top() + m.bottom() + notice
 
     def _arrange(self) -> None:
-        """Both rows where each gets MIN_PLOT_HEIGHT, else the tabs' row; presenting: histogram and speedup."""
+        """Presenting: histogram and speedup, stacked. A side column: the four stacked where each gets
+        MIN_PLOT_HEIGHT, else two behind each tab. Wider: both rows of two where each gets MIN_PLOT_HEIGHT,
+        else the tabs' row."""
+        columns = 1 if self._presenting or self.width() < GRID_FROM_PX else 2
+        if columns != self._columns:
+            self._columns = columns
+            for i, plot in enumerate(self.plots.values()):
+                self.grid.addWidget(plot, *((i, 0) if columns == 1 else (i // 2, i % 2)))
+            self.notice_row.layout().setDirection(  # a narrow column: the notice has its whole width
+                QBoxLayout.Direction.TopToBottom if columns == 1 else QBoxLayout.Direction.LeftToRight)
+            self._titles.clear()  # the colour key moves to its own line, or back
+            self._drawn = -1
+            QTimer.singleShot(0, self, self.refresh)
         tab_bar = self.tabs.sizeHint().height() + self.layout().spacing()
         self.setMinimumHeight(self._chrome_height() + (0 if self._presenting else tab_bar) + MIN_PLOT_HEIGHT)
-        both = self._presenting or self.height() - self._chrome_height() >= 2 * MIN_PLOT_HEIGHT + self.grid.spacing()
-        self.tabs.setVisible(not both)
-        for i, (key, plot) in enumerate(self.plots.items()):
-            if self._presenting:
-                plot.setVisible(key in ("histogram", "speedup"))
-            else:
-                plot.setVisible(both or i // 2 == self.tabs.currentIndex())
+        room, gap = self.height() - self._chrome_height(), self.grid.spacing()
+        keys = list(self.plots)
+        if self._presenting:
+            pages = [["histogram", "speedup"]]
+        elif columns == 2:  # both rows, else a row behind each tab
+            pages = [keys] if room >= 2 * MIN_PLOT_HEIGHT + gap else [keys[:2], keys[2:]]
+        elif room >= 4 * MIN_PLOT_HEIGHT + 3 * gap:  # the side column: all four stacked, else two or one a tab
+            pages = [keys]
+        elif room - tab_bar >= 2 * MIN_PLOT_HEIGHT + gap:
+            pages = [keys[:2], keys[2:]]
+        else:  # the step-through shown below takes the height: one plot a tab
+            pages = [[key] for key in keys]
+        self._set_pages(pages)
+        shown = pages[min(self.tabs.currentIndex(), len(pages) - 1)] if len(pages) > 1 else pages[0]
+        self.tabs.setVisible(len(pages) > 1)
+        for key, plot in self.plots.items():
+            plot.setVisible(key in shown)
+
+    def _set_pages(self, pages: list[list[str]]) -> None:
+        """The tabs for these pages of plots: pairs keep their names, a single plot is named by its y axis."""
+        if pages == self._pages:
+            return
+        names = {2: [self.tr("Acceptance · speedup"), self.tr("By position · tokens/s")]}
+        if len(pages) in (2, 4):
+            current = self.tabs.currentIndex()
+            first = pages[0][0] if self._pages is None else self._pages[min(max(current, 0), len(self._pages) - 1)][0]
+            self.tabs.blockSignals(True)
+            while self.tabs.count():
+                self.tabs.removeTab(0)
+            for i, page in enumerate(pages):
+                self.tabs.addTab(names[2][i] if len(pages) == 2 else self.plots[page[0]].getAxis("left").labelText)
+            # the page holding the plot that was in front of its tab stays in front
+            self.tabs.setCurrentIndex(next(i for i, page in enumerate(pages) if first in page))
+            self.tabs.blockSignals(False)
+        self._pages = pages
 
     def _presentation_title(self) -> str:
         return f"{PRESENTATION_TITLE_PT if self.width() >= WIDE_FROM_PX else NARROW_TITLE_PT}pt"
@@ -290,7 +343,8 @@ class PlotsPanel(QWidget):
     def _title(self, key: str, text: str, *series: tuple[str, str]) -> None:
         """Title with an inline colour key: legends inside small plots would hide the data."""
         keys = " &nbsp;".join(f"<span style='color:{color}'>■</span> {label}" for color, label in series)
-        gap = "<br>" if self._title_size != "10pt" else " &nbsp; "  # large type: the key on its own line
+        # large type, or a plot in the side column: the key on its own line
+        gap = "<br>" if self._title_size != "10pt" or self._columns == 1 else " &nbsp; "
         title = f"<b>{text}</b>{gap}{keys}"
         if self._titles.get(key) != title:
             self._titles[key] = title

@@ -70,17 +70,18 @@ class RaceFlow(QObject):
     """Chat ▸ Race. Handed the chat model (the pair raced; RACING while the two runs take the engine), the
     conversation (its system prompt, and its last question when the input box is empty), the status sink,
     the decoding controls, the recorder (a race is the last recording: File ▸ Save recording saves it), the
-    input box, the race view, the chat column it replaces while it shows (`column`; on stage `stage` too,
-    when on_stage() says so), and the engine thread its worker lives in."""
+    input box, the race view, the chat column it replaces while it shows (`column`), the side column's docks
+    it hides meanwhile (`side`: their figures are the chat's, not the race's), whether the window is on stage
+    (`on_stage`), and the engine thread its worker lives in."""
 
     _start = Signal(object)  # queued into the engine thread
 
-    def __init__(self, model, conversation, status, controls, recorder, input_box, view, column: list, stage: list,
+    def __init__(self, model, conversation, status, controls, recorder, input_box, view, column: list, side: list,
                  on_stage, engine_thread, parent=None) -> None:
         super().__init__(parent)
         self.model, self.conversation, self.status, self.controls = model, conversation, status, controls
         self.recorder, self.input, self.view = recorder, input_box, view
-        self.column, self.stage, self.on_stage = column, stage, on_stage
+        self.column, self.side, self.on_stage = column, side, on_stage
         self.error: str | None = None
         self.view.closed.connect(self.close)
         self.view.save_requested.connect(self.save)
@@ -90,6 +91,7 @@ class RaceFlow(QObject):
         self.worker.done.connect(self._done)
         self.worker.failed.connect(self._failed)
         self._hidden: dict = {}
+        self._front: list = []  # the side column's docks that were in front of their tab group
 
     def from_input(self, mode: str) -> None:
         text = self.input.toPlainText().strip() or self.conversation.last_user_text()
@@ -130,9 +132,9 @@ class RaceFlow(QObject):
         """Replay a race recording side by side, in place of the chat column."""
         on_stage = self.on_stage()
         if not self.view.isVisible():
-            # on stage the two runs take the whole width: the plots (the chat's, not the race's) step aside
-            hidden = self.column + (self.stage if on_stage else [])
-            self._hidden = {widget: widget.isVisible() for widget in hidden}
+            # the two runs take the whole width: the chat's statistics (empty for the race) step aside
+            self._hidden = {widget: widget.isVisible() for widget in self.column + self.side}
+            self._front = [dock for dock in self.side if dock.isVisible() and not dock.visibleRegion().isEmpty()]
             for widget in self._hidden:
                 widget.hide()
         self.view.controls.setVisible(not on_stage)
@@ -145,7 +147,9 @@ class RaceFlow(QObject):
         self.view.hide()
         for widget, visible in self._hidden.items():
             widget.setVisible(visible)
-        self._hidden = {}
+        for dock in self._front:
+            dock.raise_()  # the tab that was in front, in front again
+        self._hidden, self._front = {}, []
 
     def save(self) -> None:
         if self.view.recording is None:

@@ -1,7 +1,9 @@
-"""The window's widgets: the chat column in the centre (the banner, the system prompt, the race view, the
-chat, the legend, the playback bar, the queued question and the input row), docks for conversations,
-controls and plots, and the status bar. Built once, before the flows that drive them; the window wires
-their signals to the flows."""
+"""The window's widgets: the chat column in the centre at full height (the banner, the system prompt, the
+race view, the chat, the legend, the playback bar, the queued question and the input row), the
+conversations dock on the left, a side column on the right with the statistics and the controls as two
+tabbed docks (the statistics in front), the step-through dock below, hidden until View ▸ Step through
+rounds shows it, and the status bar. Built once, before the flows that drive them; the window wires their
+signals to the flows."""
 
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ def build_widgets(w) -> None:
     for key, title, widget, area in (
         ("conversations", QCoreApplication.translate("Layout", "Conversations"), w.conversations, Qt.DockWidgetArea.LeftDockWidgetArea),
         ("controls", QCoreApplication.translate("Layout", "Controls"), side, Qt.DockWidgetArea.RightDockWidgetArea),
-        ("plots", QCoreApplication.translate("Layout", "Statistics"), w.plots, Qt.DockWidgetArea.BottomDockWidgetArea),
+        ("plots", QCoreApplication.translate("Layout", "Statistics"), w.plots, Qt.DockWidgetArea.RightDockWidgetArea),
         ("step", QCoreApplication.translate("Layout", "Step-through"), w.step, Qt.DockWidgetArea.BottomDockWidgetArea),
     ):
         dock = QDockWidget(title, w, objectName=key)
@@ -101,10 +103,9 @@ def build_widgets(w) -> None:
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
         w.addDockWidget(area, dock)
         w.docks[key] = dock
-    w.resizeDocks([w.docks["conversations"], w.docks["controls"]], [220, 300], Qt.Orientation.Horizontal)
-    w.tabifyDockWidget(w.docks["plots"], w.docks["step"])
-    w.docks["step"].visibilityChanged.connect(  # its tab raised: draw what arrived meanwhile
-        lambda visible: visible and QTimer.singleShot(0, w.step.redraw_if_stale))
+    w.tabifyDockWidget(w.docks["plots"], w.docks["controls"])  # one side column: the figures, the controls
     w.docks["plots"].raise_()
-    w.resizeDocks([w.docks["plots"]], [340], Qt.Orientation.Vertical)
+    w.docks["step"].hide()  # wide, and read on demand: it would take the chat's height
+    w.docks["step"].visibilityChanged.connect(  # shown or raised: draw what arrived meanwhile
+        lambda visible: visible and QTimer.singleShot(0, w.step.redraw_if_stale))
 

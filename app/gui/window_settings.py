@@ -6,17 +6,22 @@ from __future__ import annotations
 
 BASE_FONT_PT = 12  # readable from the back of a room; Ctrl+plus/minus scales it
 DEFAULT_SIZE = (1440, 900)  # or the screen's available size, where that is smaller (1366×768 laptops)
-# The statistics dock takes what the chat column leaves (its prompt, some lines of chat, the legend and the
-# input need CHAT_PX), up to half the window: two tabs of plots at 768 px high, a 2×2 grid at 1080.
-CHAT_PX, PLOTS_MIN_PX = 420, 300
+# The conversation leads: the chat column has the window's full height, the conversations list its left and
+# the side column (statistics, tabbed with the controls) its right, SIDE_SHARE of the width within SIDE_PX.
+CONVERSATIONS_PX, SIDE_SHARE, SIDE_PX = 220, 0.33, (420, 600)
+STEP_PX = 340  # the step-through's height below the chat when shown: its cards whole, without scroll bars
+# Bumped when the default layout changes, so a layout saved by an older SpecLens is not restored over it
+# (1: the statistics below the chat; 2: the statistics in a side column).
+LAYOUT_VERSION = 2
 
 
 def default_docks(window) -> None:
     """The first-run dock sizes for the window's current size."""
     from PySide6.QtCore import Qt
 
-    height = min(window.height() // 2, max(PLOTS_MIN_PX, window.height() - CHAT_PX))
-    window.resizeDocks([window.docks["plots"]], [height], Qt.Orientation.Vertical)
+    side = max(SIDE_PX[0], min(SIDE_PX[1], int(window.width() * SIDE_SHARE)))
+    window.resizeDocks([window.docks["conversations"], window.docks["plots"]], [CONVERSATIONS_PX, side],
+                       Qt.Orientation.Horizontal)
 
 
 def restore(window) -> None:
@@ -27,9 +32,7 @@ def restore(window) -> None:
     else:
         screen = window.screen().availableGeometry()
         window.resize(min(DEFAULT_SIZE[0], screen.width()), min(DEFAULT_SIZE[1], screen.height()))
-    if state is not None:
-        window.restoreState(state)
-    else:
+    if state is None or not window.restoreState(state, LAYOUT_VERSION):  # none saved, or an older layout's
         default_docks(window)
     c = window.controls
     for key, widget, kind in (("gamma", c.gamma, int), ("temperature", c.temperature, float),
@@ -45,7 +48,7 @@ def restore(window) -> None:
 def save(window) -> None:
     s, c = window.settings, window.controls
     s.setValue("geometry", window.saveGeometry())
-    s.setValue("window_state", window.saveState())
+    s.setValue("window_state", window.saveState(LAYOUT_VERSION))
     s.setValue("gamma", c.gamma.value())
     s.setValue("temperature", c.temperature.value())
     s.setValue("top_k", c.top_k.value())

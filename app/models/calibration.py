@@ -52,7 +52,7 @@ from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .reasons import describe, limit_text, worded
-from .specs import AUTO
+from .specs import AUTO, spec_title
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
 
@@ -247,7 +247,7 @@ def calibrate(
     for i, spec in enumerate(todo):
         if cancel is not None and cancel.is_set():
             raise MeasurementCancelled
-        report(LoadProgress("measure", (i + 0.5) / (len(todo) + 1), f"timing drafter {spec}"))
+        report(LoadProgress("measure", (i + 0.5) / (len(todo) + 1), f"timing drafter {spec_title(spec)}"))
         try:
             drafter = make_drafter(spec, target, progress=report, **load_kwargs)
         except ModelError:

@@ -34,9 +34,9 @@ from app.paths import resource_path, user_data_dir
 
 from .errors import CorruptModel, IncompatibleModels, ModelNotFound
 from .packed import hint_of, pack_linear, pack_linears
-from .specs import TRAINED_DRAFT
+from .specs import TRAINED_CONFIG, TRAINED_DRAFT
 
-CONFIG_NAME = "feature_draft.json"
+CONFIG_NAME = TRAINED_CONFIG
 WEIGHTS_NAME = "model.safetensors"
 REPORT_NAME = "report.json"
 COMMAND_NAME = "command.txt"

@@ -163,49 +163,56 @@
 <context>
     <name>ChatView</name>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="121"/>
+        <location filename="../../app/gui/chat_view.py" line="125"/>
         <source>You</source>
         <translation>你</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="148"/>
+        <location filename="../../app/gui/chat_view.py" line="157"/>
         <source>Try an example — one click sends it:</source>
         <translation>试试示例 —— 点击即可发送：</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="177"/>
+        <location filename="../../app/gui/chat_view.py" line="186"/>
         <source>failed</source>
         <translation>失败</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="179"/>
+        <location filename="../../app/gui/chat_view.py" line="188"/>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="181"/>
+        <location filename="../../app/gui/chat_view.py" line="190"/>
         <source>{0} tokens</source>
         <translation>{0} 个词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="189"/>
+        <location filename="../../app/gui/chat_view.py" line="198"/>
         <source>{0:.2f}× measured</source>
         <translation>实测 {0:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="212"/>
+        <location filename="../../app/gui/chat_view.py" line="221"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="212"/>
+        <location filename="../../app/gui/chat_view.py" line="221"/>
         <source>Regenerate</source>
         <translation>重新生成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_view.py" line="212"/>
+        <location filename="../../app/gui/chat_view.py" line="221"/>
         <source>Edit</source>
         <translation>编辑</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/answer_header.py" line="55"/>
+        <source>Target: {0}
+Draft: {1}</source>
+        <translation>目标：{0}
+草稿：{1}</translation>
     </message>
 </context>
 <context>
@@ -682,42 +689,42 @@
 <context>
     <name>Layout</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="45"/>
+        <location filename="../../app/gui/window_layout.py" line="46"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="51"/>
+        <location filename="../../app/gui/window_layout.py" line="52"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="54"/>
+        <location filename="../../app/gui/window_layout.py" line="55"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="55"/>
+        <location filename="../../app/gui/window_layout.py" line="56"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="93"/>
+        <location filename="../../app/gui/window_layout.py" line="94"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="94"/>
+        <location filename="../../app/gui/window_layout.py" line="95"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="95"/>
+        <location filename="../../app/gui/window_layout.py" line="96"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="96"/>
+        <location filename="../../app/gui/window_layout.py" line="97"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -758,17 +765,17 @@
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="96"/>
+        <location filename="../../app/gui/main_window.py" line="97"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="138"/>
+        <location filename="../../app/gui/main_window.py" line="139"/>
         <source>Serve on localhost</source>
         <translation>在本机开放 API</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="206"/>
+        <location filename="../../app/gui/main_window.py" line="213"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -1015,9 +1022,14 @@
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/answer_header.py" line="15"/>
+        <location filename="../../app/gui/answer_header.py" line="21"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/answer_header.py" line="36"/>
+        <source>target only</source>
+        <translation>仅目标模型</translation>
     </message>
     <message>
         <location filename="../../app/gui/model_flow.py" line="140"/>
@@ -1050,24 +1062,29 @@
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="170"/>
+        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <source>tree {0} · {1:.1f} tokens a round · auto&apos;s plan {2:.2f}×</source>
+        <translation>树 {0} · 每轮 {1:.1f} 个词元 · auto 的计划 {2:.2f}×</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="173"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="170"/>
+        <location filename="../../app/gui/model_flow.py" line="173"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="172"/>
-        <source>Slower than target-only: predicted {0:.2f}× · {1}</source>
-        <translation>比仅目标模型更慢：预测 {0:.2f}× · {1}</translation>
+        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <source>Slower than target-only: auto&apos;s plan {0:.2f}× · {1}</source>
+        <translation>比仅目标模型更慢：auto 的计划 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="174"/>
-        <source>{0} · predicted {1:.2f}×</source>
-        <translation>{0} · 预测 {1:.2f}×</translation>
+        <location filename="../../app/gui/model_flow.py" line="177"/>
+        <source>{0} · auto&apos;s plan {1:.2f}×</source>
+        <translation>{0} · auto 的计划 {1:.2f}×</translation>
     </message>
 </context>
 <context>
@@ -1223,110 +1240,115 @@
 <context>
     <name>PlotsPanel</name>
     <message>
-        <location filename="../../app/gui/plots.py" line="79"/>
+        <location filename="../../app/gui/plots.py" line="83"/>
         <source>Acceptance · speedup</source>
         <translation>接受 · 加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="80"/>
+        <location filename="../../app/gui/plots.py" line="84"/>
         <source>By position · tokens/s</source>
         <translation>按位置 · 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="88"/>
+        <location filename="../../app/gui/plots.py" line="92"/>
         <source>share of rounds</source>
         <translation>轮次占比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="88"/>
+        <location filename="../../app/gui/plots.py" line="92"/>
         <source>drafts accepted per round</source>
         <translation>每轮接受的草稿数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="89"/>
+        <location filename="../../app/gui/plots.py" line="93"/>
         <source>speedup ×</source>
         <translation>加速比 ×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="89"/>
-        <location filename="../../app/gui/plots.py" line="91"/>
+        <location filename="../../app/gui/plots.py" line="93"/>
+        <location filename="../../app/gui/plots.py" line="95"/>
         <source>tokens in this message</source>
         <translation>本条消息的词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="90"/>
+        <location filename="../../app/gui/plots.py" line="94"/>
         <source>acceptance rate</source>
         <translation>接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="90"/>
+        <location filename="../../app/gui/plots.py" line="94"/>
         <source>draft position</source>
         <translation>草稿位置</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="91"/>
+        <location filename="../../app/gui/plots.py" line="95"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="196"/>
+        <location filename="../../app/gui/plots.py" line="128"/>
+        <source>Blue: the speedup measured so far in this answer, against target-only steps timed on this machine. Dashed: &quot;this answer so far&quot;, Leviathan et al.&apos;s formula on this answer&apos;s acceptance and draft cost. The status bar&apos;s &quot;auto&apos;s plan&quot; is the same formula on the figures timed at load, before the answer.</source>
+        <translation>实线：本回答到目前为止实测的加速比，相对于在本机上计时的仅目标模型步骤。点划线：“本回答到目前为止”，即 Leviathan 的加速比式子，用本回答的接受率和草稿开销。状态栏的“auto 的计划”用同一式子，数据为加载时计时的，在回答之前。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/plots.py" line="203"/>
         <source>Accepted drafts per round ({0} rounds)</source>
         <translation>每轮接受的草稿数（{0} 轮）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="197"/>
-        <location filename="../../app/gui/plots.py" line="228"/>
+        <location filename="../../app/gui/plots.py" line="204"/>
+        <location filename="../../app/gui/plots.py" line="235"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="197"/>
+        <location filename="../../app/gui/plots.py" line="204"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="197"/>
-        <location filename="../../app/gui/plots.py" line="228"/>
+        <location filename="../../app/gui/plots.py" line="204"/>
+        <location filename="../../app/gui/plots.py" line="235"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="211"/>
+        <location filename="../../app/gui/plots.py" line="218"/>
         <source>Measured slower than target-only so far ({0:.2f}×) on this machine.</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="217"/>
+        <location filename="../../app/gui/plots.py" line="224"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="218"/>
+        <location filename="../../app/gui/plots.py" line="225"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="219"/>
-        <source>predicted</source>
-        <translation>预测</translation>
+        <location filename="../../app/gui/plots.py" line="226"/>
+        <source>this answer so far</source>
+        <translation>本回答到目前为止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="227"/>
+        <location filename="../../app/gui/plots.py" line="234"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="240"/>
+        <location filename="../../app/gui/plots.py" line="247"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="241"/>
+        <location filename="../../app/gui/plots.py" line="248"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="242"/>
+        <location filename="../../app/gui/plots.py" line="249"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
@@ -1334,42 +1356,42 @@
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="184"/>
+        <location filename="../../app/gui/model_flow.py" line="187"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="187"/>
+        <location filename="../../app/gui/model_flow.py" line="190"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="189"/>
+        <location filename="../../app/gui/model_flow.py" line="192"/>
         <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
         <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="192"/>
+        <location filename="../../app/gui/model_flow.py" line="195"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="199"/>
+        <location filename="../../app/gui/model_flow.py" line="202"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="201"/>
+        <location filename="../../app/gui/model_flow.py" line="204"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="205"/>
+        <location filename="../../app/gui/model_flow.py" line="208"/>
         <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
         <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="207"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1456,37 +1478,37 @@
 <context>
     <name>Race</name>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="97"/>
+        <location filename="../../app/gui/race_flow.py" line="99"/>
         <source>Type a prompt to race first</source>
         <translation>请先输入一个提示再比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="108"/>
+        <location filename="../../app/gui/race_flow.py" line="110"/>
         <source>The {0} draft has no token-tree form to race</source>
         <translation>草稿 {0} 没有可用于比赛的词元树形式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="114"/>
+        <location filename="../../app/gui/race_flow.py" line="116"/>
         <source>Racing: two runs, one after the other …</source>
         <translation>比赛中：两次运行，依次进行…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="121"/>
+        <location filename="../../app/gui/race_flow.py" line="123"/>
         <source>Race measured · replaying side by side</source>
         <translation>比赛已测量 · 并排回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="126"/>
+        <location filename="../../app/gui/race_flow.py" line="128"/>
         <source>The race failed: {0}</source>
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="153"/>
+        <location filename="../../app/gui/race_flow.py" line="157"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="154"/>
+        <location filename="../../app/gui/race_flow.py" line="158"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
@@ -2001,17 +2023,17 @@
 <context>
     <name>WindowStatus</name>
     <message>
-        <location filename="../../app/gui/status.py" line="76"/>
+        <location filename="../../app/gui/status.py" line="78"/>
         <source> · threads: {0}</source>
         <translation> · 线程：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/status.py" line="80"/>
+        <location filename="../../app/gui/status.py" line="82"/>
         <source>CPU threads chosen by timing one decode step at load: {0}</source>
         <translation>CPU 线程数在加载时按一次解码步骤的计时选定：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/status.py" line="81"/>
+        <location filename="../../app/gui/status.py" line="83"/>
         <source>CPU threads as set (OMP_NUM_THREADS, --threads or one core)</source>
         <translation>CPU 线程数按设定（OMP_NUM_THREADS、--threads 或单核）</translation>
     </message>
