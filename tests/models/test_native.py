@@ -73,3 +73,26 @@ def test_a_tree_row_equals_its_path_run_as_a_chain(pair):
     native.compact(cache, 6, [0, 2])
     assert torch.equal(native.forward(cache, ids[8:9], keep=1)[0],
                        native.forward(native.new_cache(), ids[:9], keep=1)[0])
+
+
+def test_a_later_tree_level_sees_only_its_ancestors_among_the_cached_levels(pair):
+    """A draft model's tree expansion feeds one level a pass: a level-2 row sees the context and its parent,
+    not its parent's cached sibling. Before the fix such a pass raised ("tree rows see every cached slot"),
+    so a ModelTreeDrafter on a native draft failed at its second level."""
+    _, native = pair
+    ids = torch.randint(0, 80, (10,))
+    cache = native.new_cache()
+    native.forward(cache, ids[:6], keep=1)
+    level1 = torch.tensor([int(ids[6]), (int(ids[6]) + 1) % 80])  # node 0 on the path, node 1 its sibling
+    first = torch.ones(2, 6 + 2, dtype=torch.bool)
+    first[:, 6:] = torch.eye(2, dtype=torch.bool)
+    native.tree_forward(cache, level1, torch.tensor([6, 6]), first, keep=2)
+    second = torch.ones(1, 6 + 3, dtype=torch.bool)
+    second[0, 7] = False  # node 2 (ids[7], under node 0) does not see node 1
+    row = native.tree_forward(cache, ids[7:8], torch.tensor([7]), second, keep=1)[0]
+    chain = native.forward(native.new_cache(), ids[:8], keep=1)[0]
+    assert torch.equal(row, chain)
+    # planted twin: the same row also seeing the cached sibling is another row
+    cache.rollback(8)
+    second[0, 7] = True
+    assert not torch.equal(native.tree_forward(cache, ids[7:8], torch.tensor([7]), second, keep=1)[0], chain)

@@ -68,7 +68,9 @@ class NativeBackend:
         cache.keys, cache.values, cache.pointers = grown.keys, grown.values, grown.pointers
 
     def _pass(self, cache: NativeCache, ids: torch.Tensor, positions: torch.Tensor | None, visible: torch.Tensor | None,
-              keep: int, hidden: bool) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+              keep: int, hidden: bool, masked_from: int = 0) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """visible: uint8 [n, held - masked_from + n], which of the slots from masked_from on each row sees
+        (every row sees the slots before it), or None: causal."""
         w = self.weights
         n = int(ids.numel())
         held = cache.length
@@ -82,7 +84,7 @@ class NativeBackend:
         hidden_out = torch.empty(n, w.hidden) if hidden else None
         logits = torch.empty(keep, w.head.n) if keep else None
         self.kernel.forward(
-            w.meta.data_ptr(), n, tokens.data_ptr(), 0, positions.data_ptr(), held,
+            w.meta.data_ptr(), n, tokens.data_ptr(), 0, positions.data_ptr(), held, masked_from,
             0 if visible is None else visible.data_ptr(), cache.pointers[0].data_ptr(), cache.pointers[1].data_ptr(),
             cache.capacity, 0 if hidden_out is None else hidden_out.data_ptr(), keep,
             0 if logits is None else logits.data_ptr(), torch.get_num_threads())
@@ -112,10 +114,16 @@ class NativeBackend:
     def tree_forward(self, cache: NativeCache, ids: torch.Tensor, positions: torch.Tensor, visible: torch.Tensor,
                      keep: int | None) -> torch.Tensor:
         held = cache.length
-        if not bool(visible[:, :held].all()):
-            raise ValueError("the native kernel's tree rows see every cached slot")
-        among = visible[:, held:].to(torch.uint8).contiguous()  # [n, n]
-        hidden, logits = self._pass(cache, ids, positions, among, 0 if keep is None else keep, hidden=keep is None)
+        if tuple(visible.shape) != (ids.numel(), held + ids.numel()):
+            raise ValueError(f"a tree pass of {ids.numel()} rows on {held} cached slots needs visibility "
+                             f"[{ids.numel()}, {held + ids.numel()}], not {list(visible.shape)}")
+        # The slots every row sees lead (the context); a draft's later tree level sees only its own ancestors
+        # among the levels already cached, so the mask starts at the first cached slot some row does not see.
+        unseen = (~visible[:, :held].all(0)).nonzero()
+        masked_from = int(unseen[0]) if len(unseen) else held
+        seen = visible[:, masked_from:].to(torch.uint8).contiguous()  # [n, held - masked_from + n]
+        hidden, logits = self._pass(cache, ids, positions, seen, 0 if keep is None else keep, hidden=keep is None,
+                                    masked_from=masked_from)
         return hidden if keep is None else logits
 
     @torch.inference_mode()

@@ -511,7 +511,8 @@ static float dot(const float *a, const float *b, int n) {
 typedef struct {
     const Model *md;
     int n, held, cap, layer;
-    const uint8_t *visible; /* [n, n] among the fed rows, or NULL: causal */
+    int masked_from;        /* slots before it every row sees; the visibility covers the rest */
+    const uint8_t *visible; /* [n, held - masked_from + n]: slots masked_from.. held + n - 1, or NULL: causal */
     const float *qkv;       /* [n, (heads + 2 kv_heads) head_dim], rotated */
     const float *kc, *vc;   /* this layer's cache [cap, kv_heads head_dim] */
     float *out;             /* [n, heads head_dim] */
@@ -613,10 +614,10 @@ static void attend_v(const AttentionTask *t, int i, int g, float *scores, const 
 #endif
 
 static void attend(const AttentionTask *t, int i, int g, float *scores, int *slots) {
-    int count = 0;
-    for (int s = 0; s < t->held; s++) slots[count++] = s;
-    for (int j = 0; j < t->n; j++)
-        if (t->visible ? t->visible[(size_t)i * t->n + j] : j <= i) slots[count++] = t->held + j;
+    int count = 0, from = t->visible ? t->masked_from : t->held, width_seen = t->held - from + t->n;
+    for (int s = 0; s < from; s++) slots[count++] = s;
+    for (int s = from; s < t->held + t->n; s++)
+        if (t->visible ? t->visible[(size_t)i * width_seen + (s - from)] : s - t->held <= i) slots[count++] = s;
 #ifdef SL_AVX512
     int hd = t->md->head_dim;
     if (hd % 16 == 0 && hd <= 16 * MAX_HD_VECS) {
@@ -645,7 +646,8 @@ static void *grab(size_t bytes, int *failed) {
 
 /* The pass. Returns 0, or -1 when memory ran out. */
 static int run_forward(const Model *md, int n, const int64_t *tokens, const float *inputs, const int64_t *positions,
-                       int held, const uint8_t *visible, float *const *kcache, float *const *vcache, int cap,
+                       int held, int masked_from, const uint8_t *visible, float *const *kcache,
+                       float *const *vcache, int cap,
                        float *hidden_out, int keep, float *logits_out, int nth) {
     int h = md->hidden, hd = md->head_dim, kvw = md->kv_heads * hd, qw = (md->heads + 2 * md->kv_heads) * hd;
     int aw = md->heads * hd, big = md->ffn > aw ? md->ffn : aw;
@@ -687,7 +689,7 @@ static int run_forward(const Model *md, int n, const int64_t *tokens, const floa
             memcpy(kc + (size_t)(held + r) * kvw, row + aw, sizeof(float) * kvw);
             memcpy(vc + (size_t)(held + r) * kvw, row + aw + kvw, sizeof(float) * kvw);
         }
-        AttentionTask at = {md, n, held, cap, l, visible, qkv, kc, vc, att, scratch, slots};
+        AttentionTask at = {md, n, held, cap, l, masked_from, visible, qkv, kc, vc, att, scratch, slots};
         int jobs = n * md->kv_heads;
         parallel(attention_task, &at, nth < jobs ? nth : jobs);
         for (int r = 0; r < n; r++) quantize_row(att + (size_t)r * aw, aw, xq + (size_t)r * (aw / BLOCK));
@@ -730,16 +732,18 @@ static int thread_count(int asked) {
     return ensure_workers(asked);
 }
 
-/* forward(meta, n, tokens, inputs, positions, held, visible, kcache, vcache, cap, hidden_out, keep,
- *         logits_out, threads): pointers as integers (0 for none); kcache/vcache: int64 arrays of one
- * pointer per layer. Row r is fed at cache slot held + r. */
+/* forward(meta, n, tokens, inputs, positions, held, masked_from, visible, kcache, vcache, cap, hidden_out,
+ *         keep, logits_out, threads): pointers as integers (0 for none); kcache/vcache: int64 arrays of one
+ * pointer per layer. Row r is fed at cache slot held + r. visible (uint8 [n, held - masked_from + n]) says
+ * which of slots masked_from.. each row sees (every row sees the slots before masked_from); 0: causal. */
 static PyObject *py_forward(PyObject *self, PyObject *args) {
     unsigned long long meta, tokens, inputs, positions, visible, kcache, vcache, hidden_out, logits_out;
-    int n, held, cap, keep, threads;
-    if (!PyArg_ParseTuple(args, "KiKKKiKKKiKiKi", &meta, &n, &tokens, &inputs, &positions, &held, &visible,
-                          &kcache, &vcache, &cap, &hidden_out, &keep, &logits_out, &threads))
+    int n, held, masked_from, cap, keep, threads;
+    if (!PyArg_ParseTuple(args, "KiKKKiiKKKiKiKi", &meta, &n, &tokens, &inputs, &positions, &held, &masked_from,
+                          &visible, &kcache, &vcache, &cap, &hidden_out, &keep, &logits_out, &threads))
         return NULL;
-    if (n < 1 || held < 0 || held + n > cap || keep < 0 || keep > n || (!tokens && !inputs)) {
+    if (n < 1 || held < 0 || held + n > cap || keep < 0 || keep > n || (!tokens && !inputs) ||
+        masked_from < 0 || masked_from > held) {
         PyErr_SetString(PyExc_ValueError, "native forward: bad row counts or cache capacity");
         return NULL;
     }
@@ -760,7 +764,7 @@ static PyObject *py_forward(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&pool.run_lock);
     int nth = thread_count(threads);
-    rc = run_forward(&md, n, ptr(tokens), ptr(inputs), pos, held, ptr(visible), ptr(kcache), ptr(vcache), cap,
+    rc = run_forward(&md, n, ptr(tokens), ptr(inputs), pos, held, masked_from, ptr(visible), ptr(kcache), ptr(vcache), cap,
                      ptr(hidden_out), keep, ptr(logits_out), nth);
     pthread_mutex_unlock(&pool.run_lock);
     Py_END_ALLOW_THREADS
