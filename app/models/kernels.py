@@ -113,12 +113,31 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
     with machine_load.watch() as watch:
         timings = time_paths(shapes, exact)
     score = {p: sum(timings[p]) for p in exact}
-    best = min(exact, key=score.__getitem__)
     others = ", ".join(f"{path_name(p)} {score[p]:.1f}" for p in exact)
     dropped = "".join(f"; {path_name(p)} left out: row-dependent" for p in paths if p not in exact)
+    best, mismatches = _fastest_exact_model(model, sorted(exact, key=score.__getitem__))
+    dropped += "".join(f"; {path_name(p)} left out: {why} on this CPU" for p, why in mismatches)
     reason = f"{best.label}: fastest linears here (ms at 1 + {VERIFY_ROWS} rows: {others}{dropped})"
     table = {path_name(p): [round(t, 3) for t in timings[p]] for p in exact}
     return PathChoice(best, table, False, reason, watch.load)
+
+
+def _fastest_exact_model(model: nn.Module, ranked: list[LinearPath]) -> tuple[LinearPath, list]:
+    """The first of the ranked paths whose whole forward keeps a pass's rows equal to single steps
+    (row_probe, on a small twin of the model), and the (path, why) of those passed over. float32 is not
+    probed: its rows differ by float32 ulps, which never flipped a token here, where bf16's 8-bit rounding does."""
+    from . import row_probe
+
+    passed_over = []
+    for path in ranked:
+        if path.dtype != "bfloat16" or path.native:
+            return path, passed_over
+        why = row_probe.row_mismatch(apply_path(row_probe.twin(model), path))
+        if why is None:
+            return path, passed_over
+        passed_over.append((path, why))
+    # Only bf16 was asked for (--dtype bfloat16, a self-draft): the fastest, its rows' mismatch said in the reason
+    return ranked[0], passed_over
 
 
 def path_name(path: LinearPath) -> str:

@@ -63,7 +63,7 @@ def packed_linear(x: torch.Tensor, packed: torch.Tensor, bias: torch.Tensor | No
     oneDNN takes another kernel for a single row, which sums in another order: its outputs then differ
     by an ulp from the same row inside a verify pass (measured at 1536 inputs for every hint), and
     greedy speculative output drifts from target-only greedy. From two rows on, every row comes out
-    bit-identical whatever the row count (kernels.rows_independent checks it at load).
+    bit-identical whatever the row count (kernels.rows_independent checks it at load, row_probe the whole pass).
     """
     if x.numel() == x.shape[-1]:  # one row
         two = F.pad(x.reshape(1, -1), (0, 0, 0, 1))

@@ -59,3 +59,49 @@ def test_packing_keeps_one_copy_and_the_tied_embedding():
     assert packed.model.embed_tokens.weight.dtype == torch.bfloat16
     state = packed.state_dict()  # dense weights, so target layers still copy into a feature draft
     assert state["model.layers.0.mlp.down_proj.weight"].shape == (32, 64)
+
+
+@pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
+def test_a_path_whose_whole_pass_is_row_dependent_here_is_passed_over(monkeypatch):
+    """Every linear alone may be row-exact while the model's pass is not (another CPU's attention or a kernel
+    picked by row count): the probe on a twin of the model decides, and the next path runs."""
+    from app.models import row_probe
+
+    model = tiny_model()
+    fake = {LinearPath("float32"): (9.0, 9.0), **{LinearPath("bfloat16", True, h): (2.0 + h, 2.0) for h in (1, 4, 8, 16)}}
+    monkeypatch.setattr(kernels, "time_paths", lambda shapes, paths: {p: fake[p] for p in paths})
+    monkeypatch.setattr(kernels, "rows_independent", lambda path, shapes: path.packed)
+    monkeypatch.setattr(kernels, "SMALL_MODEL_BYTES", 0)
+    probed = []
+
+    def probe(twin):
+        hint = next(m.hint for m in twin.modules() if isinstance(m, PackedLinear))
+        probed.append(hint)
+        return "a 9-row pass differs from its single steps" if hint == 1 else None
+
+    monkeypatch.setattr(row_probe, "row_mismatch", probe)
+    choice = kernels.choose_path(model, None)
+    assert choice.path == LinearPath("bfloat16", True, 4) and probed == [1, 4]
+    assert "h1 left out: a 9-row pass differs from its single steps on this CPU" in choice.reason
+    monkeypatch.setattr(row_probe, "row_mismatch", lambda twin: "a 2-row pass differs from its single steps")
+    assert kernels.choose_path(model, None).path == LinearPath("float32")  # no bf16 path is exact: fp32
+
+
+@pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
+def test_the_probe_passes_the_packed_path_and_catches_row_dependent_twins():
+    """The real probe on a Llama-shaped twin: packed bf16 with row-exact attention passes; planted twins are
+    caught: bf16 F.linear (its one-row kernel sums in another order) and PyTorch's own attention."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from app.models import row_probe
+
+    # The embedded model's widths (its 1536-input down projection is where bf16 F.linear's rows differ).
+    config = LlamaConfig(vocab_size=4096, hidden_size=576, intermediate_size=1536, num_hidden_layers=3,
+                         num_attention_heads=9, num_key_value_heads=3, head_dim=64, max_position_embeddings=256)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(config)  # only its class and config are read
+    assert row_probe.row_mismatch(kernels.apply_path(row_probe.twin(model), PACKED8)) is None
+    assert row_probe.row_mismatch(kernels.apply_path(row_probe.twin(model), LinearPath("bfloat16"))) is not None
+    stock = kernels.apply_path(row_probe.twin(model), PACKED8)
+    stock.set_attn_implementation("sdpa")
+    assert row_probe.row_mismatch(stock) is not None
