@@ -19,6 +19,8 @@ from transformers.initialization import no_init_weights
 
 from app.engine.kv import forward, new_cache
 
+from . import threads
+
 PROBE_LAYERS = 2
 PREFIX = 7  # cached tokens before the passes
 PASSES = (2, 5, 9, 17)  # verify rows: a short chain, auto's longest γ + 1, a 16-node tree's pass
@@ -44,11 +46,23 @@ def twin(model: nn.Module, layers: int = PROBE_LAYERS) -> nn.Module:
     return made
 
 
-@torch.inference_mode()
 def row_mismatch(model: nn.Module) -> str | None:
-    """None when every row of a pass equals its single step, and a prefill's rows equal both; else where not.
+    """None when, at every thread count a load may choose, every row of a pass equals its single step and a
+    prefill's rows equal both; else where not. Threads count: oneDNN splits small passes differently by
+    thread count, so a path exact at one count need not be at another. model: already on the path."""
+    before = torch.get_num_threads()
+    try:
+        for count in threads.possible():
+            torch.set_num_threads(count)
+            if (why := _mismatch(model)) is not None:
+                return f"{why} at {count} thread{'s' * (count > 1)}"
+    finally:
+        torch.set_num_threads(before)
+    return None
 
-    model: already on the path to check (its dtype, packed linears, attention)."""
+
+@torch.inference_mode()
+def _mismatch(model: nn.Module) -> str | None:
     vocab = model.get_output_embeddings().out_features
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(vocab, (PREFIX + sum(PASSES),), generator=gen)

@@ -61,6 +61,11 @@ def pinned() -> str | None:
     return "one core" if DEFAULT == 1 else None
 
 
+def possible() -> list[int]:
+    """Every count a load may run with: the pinned one, else the candidates choose_threads times."""
+    return [torch.get_num_threads()] if pinned() is not None else candidates(DEFAULT)
+
+
 def setting() -> str:
     """The thread setting a timing depends on, for the profile's key: "auto", or the count in force."""
     return "auto" if pinned() is None else str(torch.get_num_threads())

@@ -105,3 +105,22 @@ def test_the_probe_passes_the_packed_path_and_catches_row_dependent_twins():
     stock = kernels.apply_path(row_probe.twin(model), PACKED8)
     stock.set_attn_implementation("sdpa")
     assert row_probe.row_mismatch(stock) is not None
+
+
+def test_the_probe_runs_at_every_thread_count_a_load_may_choose(monkeypatch):
+    """oneDNN splits a small pass by thread count, so exactness at one count says nothing of another."""
+    from app.models import row_probe, threads
+
+    seen = []
+
+    def at_count(model):
+        seen.append(torch.get_num_threads())
+        return "a 5-row pass differs from its single steps" if seen[-1] == 2 else None
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(row_probe, "_mismatch", at_count)
+    monkeypatch.setattr(threads, "possible", lambda: [1, 2])
+    assert row_probe.row_mismatch(tiny_model()) == "a 5-row pass differs from its single steps at 2 threads"
+    assert seen == [1, 2] and torch.get_num_threads() == before
+    monkeypatch.setattr(threads, "possible", lambda: [1])
+    assert row_probe.row_mismatch(tiny_model()) is None
