@@ -22,9 +22,10 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
                         help="the target's dtype; 'auto' (default): on a CPU, bfloat16 with packed kernels where "
                              "timing shows it faster, else float32; on a GPU, bfloat16 or float16")
     parser.add_argument("--kernels", default="auto", choices=("auto", "native", "torch"),
-                        help="the target's CPU kernels; 'auto' (default) and 'torch': torch's fastest path, timed at "
-                             "load; 'native': the native C model on the GGUF's own 4-bit blocks (one call a pass; its "
-                             "quality against fp32 is measured at load and shown with the kernels)")
+                        help="the target's CPU kernels; 'auto' (default): the fastest timed at load among torch's "
+                             "paths and the native C model (kept where its quality against fp32 passes); 'torch': "
+                             "torch's paths only; 'native': the native C model on the GGUF's own 4-bit blocks (one "
+                             "call a pass; its quality against fp32 is measured at load and shown with the kernels)")
     parser.add_argument("--draft-device", default=None, help="device for a draft model (default: the target's)")
     parser.add_argument("--trust-remote-code", action="store_true", help="allow the model's own Python code to run")
     parser.add_argument("--allow-pickle", action="store_true", help="allow loading pickle (.bin) weights, which can run code")

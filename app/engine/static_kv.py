@@ -36,8 +36,9 @@ def verify_size(n: int) -> int:
 
 def static_support(model: PreTrainedModel) -> str | None:
     """None when the static path can run this model, else a one-line reason."""
-    if getattr(model, "speclens_backend", None) is not None:
-        return "the static cache runs transformers models only"
+    if getattr(model, "speclens_backend", None) is not None:  # the native C model: a pass is already one call
+        return ("static caches and compiled steps run transformers models; this target runs on the native kernel, "
+                "already one call a pass (load it with --kernels torch to compile)")
     config = model.config
     if config.model_type not in SUPPORTED_TYPES:
         return f"the static cache supports {', '.join(sorted(SUPPORTED_TYPES))} models, not {config.model_type}"

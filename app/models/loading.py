@@ -102,8 +102,9 @@ def load_model(
     """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the machine
     profile. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path), and the
     thread count is timed (threads.choose_threads), both reused from the model's machine profile while it
-    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (torch's
-    fastest path; the native C model is opt-in until its benchmark has run), "native" or "torch"."""
+    holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (the
+    fastest path, timed among torch's and the native C model's), "native" (the native model, whatever timing says)
+    or "torch" (torch's paths only)."""
     if kernels not in ("auto", "native", "torch"):
         raise ModelError(f"kernels must be auto, native or torch, not {kernels!r}")
     report = progress or ignore_progress
@@ -138,11 +139,12 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
     """(the model on its CPU linear path, its machine profile with that path and the thread count, the cached
     profile): reused or timed, and written back when anything was timed. A GPU or a model spread over
     devices has neither."""
-    # Opt-in for now: auto offers native once its benchmark and exactness suite have run (issue #25).
-    native_ok = asked == "native" and dev.type == "cpu"
+    # auto offers the native C model beside torch's paths; choose_path times them all, and a native choice
+    # keeps only where its quality against fp32 passes (_native_path)
+    native_ok = asked in ("auto", "native") and dev.type == "cpu"
     if asked == "native":
         _require_native(model, dev, requested)
-    key = machine_profile.profile_key(model, dev, requested, native_ok)
+    key = machine_profile.profile_key(model, dev, requested, asked)
     stored = machine_profile.read(key) if use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=remeasure)
     path = chosen = None

@@ -79,8 +79,11 @@ class MachineProfile:
         return out + [(d.profile.label, d.load) for d in self.drafters if d.load is not None]
 
 
-def profile_key(model, device: torch.device, requested: torch.dtype | None, native: bool = False) -> str:
-    """The cache key of a model's profile: taken from the weights as loaded, before a kernel path converts them."""
+def profile_key(model, device: torch.device, requested: torch.dtype | None, kernels_mode: str = "auto") -> str:
+    """The cache key of a model's profile: taken from the weights as loaded, before a kernel path converts them.
+    kernels_mode: load_model's `kernels` ("auto" offers the native model beside torch's paths, "torch" does not;
+    "native" forces it, so its untimed choice is kept apart from auto's timed one)."""
+    native = kernels_mode != "torch"
     offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
     if kernels.NATIVE in kernels.candidates(requested, native) and device.type == "cpu":
         from .native import build_id
@@ -90,6 +93,7 @@ def profile_key(model, device: torch.device, requested: torch.dtype | None, nati
         KIND, cost_cache.CACHE_FORMAT, cost_cache.machine_id(), platform.machine(), cost_cache.cpu_count(),
         torch.__version__, cost_cache.model_fingerprint(model), str(device),
         str(requested) if requested is not None else "auto", offered, threads.setting(),
+        *(["native forced"] if kernels_mode == "native" else []),
     ])
 
 

@@ -104,11 +104,13 @@ def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_off
     monkeypatch.undo()
     from app.models import native
 
-    if native.kernel() is not None:  # a rebuilt native kernel: its timings are taken anew
-        with_native = machine_profile.profile_key(target.model, cpu, None, native=True)
-        assert with_native != key and machine_profile.profile_key(target.model, cpu, None, native=True) == with_native
+    torch_only = machine_profile.profile_key(target.model, cpu, None, "torch")
+    forced = machine_profile.profile_key(target.model, cpu, None, "native")
+    assert len({key, forced}) == 2  # a forced native choice was never timed: auto does not reuse it
+    if native.kernel() is not None:  # auto offers native beside torch's paths; a rebuilt kernel is timed anew
+        assert torch_only != key
         monkeypatch.setattr(native, "build_id", lambda: "AVX-512 VNNI 0123456789abcdef")
-        assert machine_profile.profile_key(target.model, cpu, None, native=True) != with_native
+        assert machine_profile.profile_key(target.model, cpu, None) != key
         monkeypatch.undo()
     # A pinned count is part of the key. CI may pin through OMP_NUM_THREADS, so compare unpinned with pinned.
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)

@@ -78,14 +78,21 @@ def test_generate_static_gives_the_same_tokens(capsys, tiny_pair_dirs, draft):
     assert [t["id"] for t in json.loads(static)["tokens"]] == [t["id"] for t in json.loads(dynamic)["tokens"]]
 
 
-def test_compile_on_the_default_cpu_path_is_one_line(capsys, default_target):
-    """`speclens generate --draft none --compile` on the default path: where that is the bf16 packed path it
-    is refused in one line before compiling starts (issue #28: an InductorError traceback)."""
-    from app.models.packed import hint_of
+def test_compile_on_a_cpu_path_it_cannot_compile_is_one_line(capsys):
+    """`speclens generate --draft none --compile` where the target runs on the native kernel or the bf16 packed
+    path: refused in one line before compiling starts (issue #28: an InductorError traceback)."""
+    from app.models import native
+    from app.models.packed import packing_supported
 
-    if hint_of(default_target.model) is None:
-        pytest.skip("the default CPU path here is not oneDNN-packed")
-    code = main(["generate", "--prompt", "hi", "--max-new-tokens", "2", "--draft", "none", "--compile"])
-    _, err = capsys.readouterr()
-    assert code == 2 and "oneDNN-packed" in err and "Traceback" not in err
-    assert "compiling decoding steps" not in err
+    cases = []
+    if native.kernel() is not None:
+        cases.append((["--kernels", "native"], "native kernel"))
+    if packing_supported():
+        cases.append((["--kernels", "torch", "--dtype", "bfloat16"], "oneDNN-packed"))
+    if not cases:
+        pytest.skip("neither the native kernel nor oneDNN's bf16 packing runs on this CPU")
+    for options, reason in cases:
+        code = main(["generate", "--prompt", "hi", "--max-new-tokens", "2", "--draft", "none", "--compile", *options])
+        _, err = capsys.readouterr()
+        assert code == 2 and reason in err and "Traceback" not in err, (options, err[-400:])
+        assert "compiling decoding steps" not in err
