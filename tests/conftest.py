@@ -39,6 +39,16 @@ def default_target():
     return load_model("default", device="cpu")
 
 
+@pytest.fixture(scope="session")
+def torch_default_target():
+    """The embedded model on torch's fastest path (--kernels torch: bf16 oneDNN-packed where this CPU has native
+    bf16), for what runs transformers' modules: static caches, the packed path's own exactness checks. Where
+    auto chose torch anyway, the default model itself."""
+    from app.models import load_model
+
+    return load_model("default", device="cpu", kernels="torch")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`-n 2 --dist loadgroup`), keep the expensive shared setups in one worker
@@ -47,7 +57,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name == "test_frozen_build.py":
             item.add_marker(pytest.mark.xdist_group("frozen-build"))
-        elif "default_target" in getattr(item, "fixturenames", ()):
+        elif {"default_target", "torch_default_target"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("default-model"))
     # The build is the longest single piece of work: start it first, so it does not end the run alone.
     items.sort(key=lambda item: item.path.name != "test_frozen_build.py")

@@ -68,5 +68,5 @@ def test_rounds_reach_the_model_only_through_its_backend(vocab34_pair, kind):
 
 
 def test_static_caches_refuse_a_model_with_its_own_backend(vocab34_pair):
-    with pytest.raises(Unsupported, match="transformers models only"):
+    with pytest.raises(Unsupported, match="run transformers models"):
         StaticDecoder(Native(vocab34_pair[0]))

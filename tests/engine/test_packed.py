@@ -197,11 +197,11 @@ def _default_greedy(target, chat, drafter, gamma):
 
 
 @pytest.mark.slow
-def test_default_model_greedy_on_its_cpu_path(default_target):
+def test_default_model_greedy_on_its_cpu_path(torch_default_target):
     """The embedded model as loaded (bf16, packed on this CPU): lookup and the shipped feature draft."""
     from app.models import make_drafter
 
-    target = default_target
+    target = torch_default_target
     drafters = (PromptLookupDrafter(), make_drafter("trained", target))
     for chat in CHATS:
         expected = _default_greedy(target, chat, None, 1)
@@ -210,12 +210,12 @@ def test_default_model_greedy_on_its_cpu_path(default_target):
 
 
 @pytest.mark.slow
-def test_default_model_on_stock_kernels_drifts(default_target, monkeypatch):
+def test_default_model_on_stock_kernels_drifts(torch_default_target, monkeypatch):
     """Planted bug: the same bf16 model on the stock kernels (PyTorch's attention, one row straight into
     oneDNN) leaves target-only greedy within 40 tokens (measured here: tokens 16 and 24 of two chats)."""
     from app.models import packed
 
-    target = default_target
+    target = torch_default_target
     if target.model.config._attn_implementation != attention.NAME:
         pytest.skip("the embedded model runs in float32 on this CPU")
     drafter = PromptLookupDrafter()

@@ -210,12 +210,12 @@ def test_compiled_static_tree_matches(vocab34_pair):
     assert static.compile_seconds == compiled  # nothing compiled after warm-up
 
 
-def test_greedy_static_trees_on_the_embedded_model(default_target):
+def test_greedy_static_trees_on_the_embedded_model(torch_default_target):
     """The shipped model and its trained feature draft: lookup trie, feature tree and their union on static
     caches give target-only greedy token for token."""
     from app.models import make_drafter
 
-    target = default_target
+    target = torch_default_target
     prompt = target.encode_chat([{"role": "user", "content": "Name three primary colours, then repeat them."}])
     stop = target.stop_token_ids[0]
     expected = reference(target.model, prompt, 32, stop)

@@ -144,11 +144,11 @@ def test_static_padding_and_missing_copy_are_caught(target, monkeypatch):
     assert (logits - plain_logits(target, PROMPT + [5, 3, 7])).abs().max() > 1e-3
 
 
-def test_embedded_model_tree_pass(default_target):
+def test_embedded_model_tree_pass(torch_default_target):
     """The shipped model's architecture takes the same mask and positions (a tree of 6 over a chat prompt)."""
-    model = default_target.model
+    model = torch_default_target.model
     assert tree_verify.tree_support(model) is None
-    prompt = default_target.encode_chat([{"role": "user", "content": "Name three colours."}]).tolist()
+    prompt = torch_default_target.encode_chat([{"role": "user", "content": "Name three colours."}]).tolist()
     top = plain_logits(model, prompt).topk(3).indices.tolist()
     tree = make_tree([top[0], top[1], top[2], 11, 13, 17], [ROOT, ROOT, ROOT, 0, 0, 3])
     logits, cache = tree_logits(model, prompt, tree, len(prompt) - 1)
