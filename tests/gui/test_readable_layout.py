@@ -27,8 +27,13 @@ def _view_box_in_window(window, plot) -> QRect:
 @pytest.fixture(params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def sized(request, qtbot, data_dir, tiny_pair_dirs):
     """A first-run window (no saved layout) at the size, after one answer with γ 5."""
+    from app.gui import i18n
+    from app.gui.app import application
     from app.gui.main_window import MainWindow
 
+    # A first launch in English: the application font and translator as a fresh process has them (a test in the
+    # same worker may have left another language's font first; the cards then grew scroll bars in one full run).
+    i18n.install(application(), "en")
     width, height = request.param
     win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec=str(tiny_pair_dirs[1]))
     qtbot.addWidget(win)
@@ -76,14 +81,20 @@ def test_the_notice_is_above_the_plots_not_over_their_data(sized):
 
 
 def test_the_step_through_cards_show_without_scroll_bars(sized, qtbot):
+    from app.gui.app import application
+
     win, _ = sized
     win.show_step_through()
     win.step.show_round(1)
     scroll = win.step.findChild(QScrollArea)
     # The dock settles over a few event-loop turns; with the other test worker busy on the second core, 50 ms
     # was sometimes not enough (both sizes failed in a full run, and passed alone). The settled layout counts.
-    qtbot.waitUntil(lambda: not scroll.horizontalScrollBar().isVisible() and not scroll.verticalScrollBar().isVisible(),
-                    timeout=3000)
+    fits = lambda: not scroll.horizontalScrollBar().isVisible() and not scroll.verticalScrollBar().isVisible()  # noqa: E731
+    try:
+        qtbot.waitUntil(fits, timeout=3000)
+    except qtbot.TimeoutError:
+        pytest.fail(f"scroll bars: viewport {scroll.viewport().size()}, content {scroll.widget().sizeHint()}, "
+                    f"dock {win.step.size()}, font {application().font().toString()}")
     cards = [p for p in win.step.positions if p.isVisible()] + [win.step.outcome]
     assert len(cards) == 6
     for card in cards:  # each card whole inside the visible area
