@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from gui_helpers import send
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, QSettings
 from PySide6.QtWidgets import QScrollArea
 
 from app.gui import window_settings
@@ -29,11 +29,13 @@ def sized(request, qtbot, data_dir, tiny_pair_dirs):
     """A first-run window (no saved layout) at the size, after one answer with γ 5."""
     from app.gui import i18n
     from app.gui.app import application
-    from app.gui.main_window import MainWindow
+    from app.gui.main_window import MainWindow, settings_file
 
-    # A first launch in English: the application font and translator as a fresh process has them (a test in the
-    # same worker may have left another language's font first; the cards then grew scroll bars in one full run).
+    # A first launch in English: the application font and translator as a fresh process has them.
     i18n.install(application(), "en")
+    # Chains, as in conftest's window: whether auto verifies a tree depends on timings (what made this test fail
+    # in some full runs), and a tree round's step-through shows its tree above the cards (then 68 px of 431).
+    QSettings(str(settings_file()), QSettings.Format.IniFormat).setValue("tree", "off")
     width, height = request.param
     win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec=str(tiny_pair_dirs[1]))
     qtbot.addWidget(win)
@@ -87,8 +89,7 @@ def test_the_step_through_cards_show_without_scroll_bars(sized, qtbot):
     win.show_step_through()
     win.step.show_round(1)
     scroll = win.step.findChild(QScrollArea)
-    # The dock settles over a few event-loop turns; with the other test worker busy on the second core, 50 ms
-    # was sometimes not enough (both sizes failed in a full run, and passed alone). The settled layout counts.
+    # Read once the dock has laid out; if the cards do not fit, say the sizes.
     fits = lambda: not scroll.horizontalScrollBar().isVisible() and not scroll.verticalScrollBar().isVisible()  # noqa: E731
     try:
         qtbot.waitUntil(fits, timeout=3000)
