@@ -89,7 +89,7 @@ def test_greedy_equals_target_only_on_the_packed_path(vocab34_pair):
 
 @pytest.mark.slow
 def test_default_model_greedy(default_target):
-    """The embedded model as loaded (bf16 packed on a CPU with native bf16), with its shipped feature
+    """The embedded model as loaded (its kernels chosen at load: native or bf16 packed), with its shipped feature
     draft; the last chat copies from its prompt, so lookup proposes there."""
     from app.models import make_drafter
 
