@@ -35,7 +35,11 @@ class LocalServer:
         """The bound port (the real one when 0 asked for an ephemeral port), from start() on."""
         return self._port
 
-
+    @property
+    def listening(self) -> bool:
+        """Whether this server's thread still runs with a socket open (False once stop() has returned)."""
+        alive = self._thread is not None and self._thread.is_alive()
+        return alive or any(srv.sockets for srv in (self._server.servers or []))
 
     @property
     def url(self) -> str:
