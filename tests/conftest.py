@@ -7,6 +7,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker per core: more torch thr
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the network
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The suite's timings (taken under its own load, read as quiet by `quiet_machine`) and conversions stay out
+# of the user's cache; this one is shared by the workers and kept between runs of this checkout.
+os.environ.setdefault("SPECLENS_CACHE_DIR", str(Path(__file__).resolve().parent.parent / "build" / "test-cache"))
 sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest  # noqa: E402

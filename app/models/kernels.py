@@ -117,7 +117,9 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
     dropped = "".join(f"; {path_name(p)} left out: row-dependent" for p in paths if p not in exact)
     best, mismatches = _fastest_exact_model(model, sorted(exact, key=score.__getitem__))
     dropped += "".join(f"; {path_name(p)} left out: {why} on this CPU" for p, why in mismatches)
-    reason = f"{best.label}: fastest linears here (ms at 1 + {VERIFY_ROWS} rows: {others}{dropped})"
+    # After a fallback the choice is not the fastest timed, only the fastest whose rows stayed exact
+    verdict = "fastest linears here" if best == min(exact, key=score.__getitem__) else "fastest exact linears here"
+    reason = f"{best.label}: {verdict} (ms at 1 + {VERIFY_ROWS} rows: {others}{dropped})"
     table = {path_name(p): [round(t, 3) for t in timings[p]] for p in exact}
     return PathChoice(best, table, False, reason, watch.load)
 

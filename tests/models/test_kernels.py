@@ -83,6 +83,7 @@ def test_a_path_whose_whole_pass_is_row_dependent_here_is_passed_over(monkeypatc
     choice = kernels.choose_path(model, None)
     assert choice.path == LinearPath("bfloat16", True, 4) and probed == [1, 4]
     assert "h1 left out: a 9-row pass differs from its single steps on this CPU" in choice.reason
+    assert ": fastest exact linears here" in choice.reason  # not the fastest timed: h1 was
     monkeypatch.setattr(row_probe, "row_mismatch", lambda twin: "a 2-row pass differs from its single steps")
     assert kernels.choose_path(model, None).path == LinearPath("float32")  # no bf16 path is exact: fp32
 
