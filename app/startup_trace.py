@@ -13,7 +13,7 @@ STARTUP_TRACE = "SPECLENS_STARTUP_TRACE"
 STAGES = ("qt", "window", "torch", "transformers", "classes", "tokenizer", "weights", "drafter", "ready")
 STAGE_NAMES = {
     "qt": "Python + Qt imported", "window": "window painted", "torch": "torch imported",
-    "transformers": "transformers imported", "classes": "model classes imported", "tokenizer": "tokenizer loaded",
+    "transformers": "transformers imported", "classes": "loading code imported", "tokenizer": "tokenizer loaded",
     "weights": "weights loaded", "drafter": "drafter chosen", "ready": "ready to chat",
 }
 # CPU seconds this process had used when ready (all threads): on a machine other work keeps busy, the

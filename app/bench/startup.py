@@ -1,6 +1,6 @@
 """Start-up time as a user sees it: separate launches of the desktop app (offscreen), each timed from
 process start to each stage (app/startup_trace.py: Python + Qt imported, window painted, torch, transformers
-and the model classes imported, tokenizer and weights loaded, drafter chosen, ready to chat). The app prints
+and SpecLens's loading code imported, tokenizer and weights loaded, drafter chosen, ready to chat). The app prints
 the marks when SPECLENS_STARTUP_TRACE is set. The first launch may pay one-off costs (GGUF conversion,
 drafter timing); later ones are second launches."""
 

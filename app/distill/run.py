@@ -96,6 +96,8 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     "cancelled"; before any checkpoint nothing is written.
     """
     from app.models import load_model
+    from app.models.loading import with_transformers
+    from app.models.native.light import is_light
     from app.models.trained_drafts import REPORT_NAME, default_output_dir, save_trained_draft
 
     report_progress = progress or (lambda _: None)
@@ -107,6 +109,9 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     if target is None:
         report_progress(DistillProgress("load", 0.0, f"loading {cfg.target}"))
         target = load_model(cfg.target, device=cfg.device)
+    if is_light(target.model):  # training reads transformers' forward: its model of the target, in float32
+        report_progress(DistillProgress("load", 0.0, f"loading {target.name} as transformers' model"))
+        target = with_transformers(target)
     model = target.model.eval()
     for p in model.parameters():
         p.requires_grad_(False)

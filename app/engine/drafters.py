@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import torch
-from transformers import PreTrainedModel
 
 from .kv import backend_for
 from .protocols import Drafter, Unsupported
@@ -20,6 +19,8 @@ from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
 from .static_kv import static_support
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
     from .protocols import StaticBuffers, StaticStep
 
 __all__ = ["Drafter", "ModelDrafter", "PromptLookupDrafter", "draft_chain", "unsupported_on_static"]

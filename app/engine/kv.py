@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import DynamicCache, PreTrainedModel
+from transformers import DynamicCache
 
 from .protocols import CacheBackend
 from .tree import additive
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel  # its import is the model classes' (~2 s): only for annotations
 
 # Attention kernels that take an arbitrary additive 4D mask as it is (flash-attention-2 and flex don't).
 MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, each row in shapes of its own under the mask

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import PreTrainedModel
 
 from .clock import Clock
 from .kv import backend_for, context_limit, sync
@@ -41,6 +40,8 @@ from .tree import EMPTY
 from .tree_verify import static_tree_inputs
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
     from .proposals import Proposal
     from .protocols import AnyDrafter, CacheKind, Proposer
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import PreTrainedModel
 from transformers.cache_utils import Cache, StaticLayer
 
 from .kv import cache_argument, sync
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 # Verify feeds gamma + 1 tokens padded up to the next of these (GAMMA_LIMIT = 16 needs 17 -> 32), a
 # token tree its root and nodes (policy.cost.TREE_NODES_MAX = 32 needs 33 -> 64); each size is one compiled

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import torch
-from transformers import PreTrainedModel
 
 from .kv import backend_for
 from .sampling import DecodeParams, fit_vocab
@@ -21,6 +20,8 @@ from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand, lookup_tree, union
 
 if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
     from .protocols import StaticBuffers
 
 

@@ -1,12 +1,12 @@
-"""The seconds of imports a model load needs (torch, transformers, the model classes), as one call that any
+"""The seconds of imports a model load needs (torch, transformers, SpecLens's loading code), as one call that any
 thread may make, marking each stage for `speclens bench --startup`.
 
 Measured with `python -X importtime` (transformers 5.24, torch 2.13 CPU): torch 0.73 s, transformers 0.43 s,
 and transformers.modeling_utils ~1.7 s, of which torch.distributed.tensor 0.52 s, scipy.optimize 0.42 s
 (object-detection losses) and torch._dynamo 0.26 s (fp8 kernels) are never used by SpecLens. modeling_utils
-imports all of them unconditionally and every model class imports modeling_utils, so importing a model's
-module directly instead of the Auto classes avoids none of them; only replacing transformers' modules would,
-and that breaks with any transformers release. Hence: import them all, but off the critical path.
+imports all of them unconditionally and every model class (and every family's config class) imports
+them, so the model classes are not imported here: a load imports them where it builds transformers' model,
+and a light native load (native/light.py), the usual second launch on a CPU, never does.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ _lock = threading.Lock()
 
 
 def import_model_stack(progress: Callable[[float], None] | None = None) -> None:
-    """Import torch, transformers and the model classes (idempotent, thread-safe), marking each stage;
-    progress gets the fraction done after each (by their measured share of the ~3 s)."""
+    """Import torch, transformers, the tokenizer classes and SpecLens's loading code (idempotent, thread-safe),
+    marking each stage; progress gets the fraction done after each (by their measured share)."""
     if _done.is_set():
         return
     report = progress or (lambda _fraction: None)
@@ -37,7 +37,7 @@ def import_model_stack(progress: Callable[[float], None] | None = None) -> None:
 
         startup_trace.mark("transformers")
         report(0.4)
-        from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel  # noqa: F401
+        from transformers import AutoTokenizer  # noqa: F401
 
         from . import calibration, loading  # noqa: F401  the app's own modules over torch, for the load
 

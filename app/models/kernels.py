@@ -19,7 +19,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import machine_load
-from .attention import row_exact_unsupported, use_row_exact_attention
 from .clock import time_interleaved
 from .machine_load import Load
 from .packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
@@ -91,6 +90,9 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
     """The fastest linear path for this model on this CPU, among `candidates(dtype, native)`. known: the choice
     the machine profile holds for these candidates, reused as it is (the profile decides when it is stale).
     A native choice is provisional: loading measures its quality and falls back when it fails (native/quality.py)."""
+    from .attention import (
+        row_exact_unsupported,  # imports transformers' attention: not on a light native load
+    )
     from .native.build import native_support
 
     paths = candidates(dtype, native)
@@ -258,5 +260,7 @@ def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
     if path.packed:
         pack_linears(model, path.hint)
     if path.dtype == "bfloat16":
+        from .attention import use_row_exact_attention
+
         use_row_exact_attention(model)
     return model

@@ -10,11 +10,11 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
-from . import conversion_cache, kernels, machine_profile, memory, threads
+from . import conversion_cache, cost_cache, kernels, machine_profile, memory, threads
 from .checkpoint import inspect_folder, inspect_gguf
 from .devices import default_dtype, parse_device
 from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
@@ -23,10 +23,13 @@ from .hub import looks_like_repo_id, resolve_repo
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .threads import ThreadChoice
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
 
 @dataclass
 class LoadedModel:
-    model: PreTrainedModel
+    model: PreTrainedModel  # or, on a light native load, native.light.NativeCausalLM (what the app reads of one)
     tokenizer: object
     name: str
     spec: str
@@ -118,12 +121,19 @@ def load_model(
     extra: dict = {"source": kind, "path": str(path), "warnings": [],
                    "requested_dtype": str(requested).removeprefix("torch.") if requested else "auto"}
     try:
-        if kind in ("embedded", "gguf"):
-            model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
+        light = None
+        if kind in ("embedded", "gguf") and use_cache and not remeasure:
+            light = _light_native(path, name, dev, requested, kernels, extra, report)
+        if light is not None:
+            model, tokenizer, profile, stored = light
         else:
-            model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra, report)
-        model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report,
-                                              kernels)
+            if kind in ("embedded", "gguf"):
+                model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
+            else:
+                model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
+                                                report)
+            model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure,
+                                                  report, kernels)
     except ModelError:
         memory.release()
         raise
@@ -144,7 +154,8 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
     native_ok = asked in ("auto", "native") and dev.type == "cpu"
     if asked == "native":
         _require_native(model, dev, requested)
-    key = machine_profile.profile_key(model, dev, requested, asked)
+    fingerprint = cost_cache.model_fingerprint(model)  # of the weights as loaded, before a path converts them
+    key = machine_profile.key_of_fingerprint(fingerprint, dev, requested, asked)
     stored = machine_profile.read(key) if use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=remeasure)
     path = chosen = None
@@ -158,6 +169,8 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
             path = kernels.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
         if path.path.native:
             path = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
+        if path.path.native and use_cache:
+            _keep_record(model, fingerprint)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
         model = kernels.apply_path(model, path.path)
@@ -166,6 +179,39 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
     if use_cache and profile != stored:
         machine_profile.write(profile)
     return model, profile, stored
+
+
+def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict, report):
+    """(model, tokenizer, profile, stored profile) of the light native model (native/light.py) where this GGUF's
+    cached profile chose the native path and its kernel and thread parts are reusable now; else None, and
+    transformers' model loads and is measured as on a first launch."""
+    from .native import light, unavailable
+
+    if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
+        return None
+    folder = conversion_cache.lookup(path)
+    record = light.read_record(folder) if folder is not None else None
+    if record is None:
+        return None
+    key = machine_profile.key_of_fingerprint(record.fingerprint, dev, requested, asked)
+    reuse = machine_profile.Reuse(machine_profile.read(key))
+    path_part, threads_part = reuse.part("kernels"), reuse.part("threads")
+    if path_part is None or not path_part.path.native or threads_part is None:
+        return None
+    extra["converted_cache"] = "hit"
+    config = light.config_of(folder, record)
+    report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
+    tokenizer = _tokenizer(folder, name, trust_remote_code=False, config=config)
+    report(LoadProgress("weights", 0.4, f"reading {path.name}'s 4-bit blocks"))
+    model = light.load(folder, path, record, config)
+    chosen = threads.choose_threads(model, known=threads_part)
+    return model, tokenizer, machine_profile.after_loading(reuse.stored, key, path_part, chosen, name), reuse.stored
+
+
+def with_transformers(target: LoadedModel) -> LoadedModel:
+    """A light native target (native.light.is_light) as transformers' model, for code that runs transformers'
+    forward (distillation): the same file loaded again, on torch's float32 path."""
+    return load_model(target.spec, device="cpu", dtype=torch.float32)
 
 
 def _require_native(model, dev, requested) -> None:
@@ -225,6 +271,8 @@ def _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
     tokenizer = _tokenizer(path, name, trust_remote_code=trust_remote_code)
     report(LoadProgress("weights", 0.4, f"loading {info.weight_bytes / 2**20:.0f} MiB of weights",
                         0, info.weight_bytes))
+    from transformers import AutoModelForCausalLM
+
     kwargs: dict = {"dtype": dtype, "trust_remote_code": trust_remote_code, "use_safetensors": info.safetensors}
     if placement.device_map is not None:
         kwargs["device_map"] = placement.device_map
@@ -248,6 +296,8 @@ def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     # Dequantise in float32 when caching, so the cache is exact and serves any later dtype.
     load_dtype = torch.float32 if cacheable else dtype
     memory.plan(memory.weight_bytes(info.parameters, load_dtype), torch.device("cpu"), name)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     report(LoadProgress("tokenizer", 0.05, "reading the tokenizer from the GGUF file"))
     tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     report(LoadProgress("convert", 0.15, f"dequantising {path.name} (first load only)" if cacheable
@@ -266,9 +316,29 @@ def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     return model, tokenizer
 
 
-def _tokenizer(path: Path, name: str, *, trust_remote_code: bool):
+def _keep_record(model, fingerprint: str) -> None:
+    """What a light native load of this GGUF needs to find the profile that chose native: the model's
+    fingerprint (its profile's key), beside the file's converted weights."""
+    from .native import light
+    from .packed import weight_count
+
+    gguf = getattr(model, "speclens_gguf", None)
+    folder = conversion_cache.lookup(gguf) if gguf is not None else None
+    if folder is None:
+        return
+    architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
+    record = light.Record(fingerprint, weight_count(model), architecture)
+    if light.read_record(folder) != record:
+        light.write_record(folder, record)
+
+
+def _tokenizer(path: Path, name: str, *, trust_remote_code: bool, config=None):
+    """config: the model's, when read already (else AutoTokenizer reads it, with the family's config class)."""
+    from transformers import AutoTokenizer
+
+    extra = {} if config is None else {"config": config}
     try:
-        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **extra)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise NotAModel(f"{name} has no usable tokenizer ({_first_line(exc)})") from exc
 

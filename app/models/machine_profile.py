@@ -83,6 +83,12 @@ def profile_key(model, device: torch.device, requested: torch.dtype | None, kern
     """The cache key of a model's profile: taken from the weights as loaded, before a kernel path converts them.
     kernels_mode: load_model's `kernels` ("auto" offers the native model beside torch's paths, "torch" does not;
     "native" forces it, so its untimed choice is kept apart from auto's timed one)."""
+    return key_of_fingerprint(cost_cache.model_fingerprint(model), device, requested, kernels_mode)
+
+
+def key_of_fingerprint(fingerprint: str, device: torch.device, requested: torch.dtype | None,
+                       kernels_mode: str = "auto") -> str:
+    """profile_key from the model's fingerprint alone (a light native load knows it before any model exists)."""
     native = kernels_mode != "torch"
     offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
     if kernels.NATIVE in kernels.candidates(requested, native) and device.type == "cpu":
@@ -91,7 +97,7 @@ def profile_key(model, device: torch.device, requested: torch.dtype | None, kern
         offered.append(build_id())  # a rebuilt kernel is another path: its timings are taken anew
     return cost_cache.key_of([
         KIND, cost_cache.CACHE_FORMAT, cost_cache.machine_id(), platform.machine(), cost_cache.cpu_count(),
-        torch.__version__, cost_cache.model_fingerprint(model), str(device),
+        torch.__version__, fingerprint, str(device),
         str(requested) if requested is not None else "auto", offered, threads.setting(),
         *(["native forced"] if kernels_mode == "native" else []),
     ])

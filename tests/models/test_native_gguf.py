@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from app.models.embedded import embedded_gguf
-from app.models.native.build import _GgufBlocks
+from app.models.native.build import ModuleFloats, _GgufBlocks
 from app.models.native.gguf_index import GgufIndex
 
 
@@ -33,10 +33,10 @@ def test_blocks_are_taken_only_where_they_hold_transformers_weights():
 
     model = load_model("default", dtype=torch.float32, kernels="torch").model
     config = model.config.get_text_config()
-    source = _GgufBlocks(embedded_gguf(), config)
-    q, k = model.model.layers[0].self_attn.q_proj.weight, model.model.layers[0].self_attn.k_proj.weight
+    source = _GgufBlocks(embedded_gguf(), config, ModuleFloats(model))
+    q, k = "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight"
     assert source.matrix("blk.0.attn_q.weight", q) is not None
-    assert torch.equal(source.matrix("blk.0.attn_k.weight", k).dequantize(), k.detach().float())
+    assert torch.equal(source.matrix("blk.0.attn_k.weight", k).dequantize(), model.get_parameter(k).detach().float())
     source.permute = False  # planted: the file's row order kept
     assert source.matrix("blk.0.attn_q.weight", q) is None
     source.permute = True

@@ -75,104 +75,178 @@ class NativeWeights:
     keep: list = field(default_factory=list)  # tensors the meta points into
 
 
+class ModuleFloats:
+    """A transformers module's float weights by name (no copy); checks sample every 7th row and the last."""
+
+    CHECK_EVERY = 7  # a row-order mistake moves nearly all rows
+
+    def __init__(self, model: nn.Module) -> None:
+        self.weights = model.state_dict(keep_vars=True)  # tied heads keep their own name
+
+    def has(self, name: str) -> bool:
+        return name in self.weights
+
+    def get(self, name: str) -> torch.Tensor | None:
+        w = self.weights.get(name)
+        return None if w is None else w.detach()
+
+    def sample(self, name: str, rows: int) -> tuple[np.ndarray, torch.Tensor]:
+        picked = np.unique(np.r_[np.arange(0, rows, self.CHECK_EVERY), rows - 1])
+        return picked, self.weights[name].detach()[torch.from_numpy(picked)].float()
+
+
+class SafetensorsFloats:
+    """The float weights transformers dequantised a GGUF into (the conversion cache's model.safetensors),
+    read from the mapped file only where asked: a light load never holds the float matrices."""
+
+    CHECK_ROWS = 32  # a head's worth of rows and the last: a row order or layout mistake moves them too
+
+    TIED = {"model.embed_tokens.weight": "lm_head.weight", "lm_head.weight": "model.embed_tokens.weight"}
+
+    def __init__(self, file: Path, tied: bool) -> None:
+        from safetensors import safe_open
+
+        self.file = safe_open(str(file), framework="pt")
+        self.names = set(self.file.keys())
+        self.tied = tied  # the file holds one of a tied pair (safetensors drops the duplicate)
+
+    def _stored(self, name: str) -> str | None:
+        if name in self.names:
+            return name
+        other = self.TIED.get(name) if self.tied else None
+        return other if other in self.names else None
+
+    def has(self, name: str) -> bool:
+        return self._stored(name) is not None
+
+    def get(self, name: str) -> torch.Tensor | None:
+        stored = self._stored(name)
+        return None if stored is None else self.file.get_tensor(stored)
+
+    def sample(self, name: str, rows: int) -> tuple[np.ndarray, torch.Tensor]:
+        part = self.file.get_slice(self._stored(name))
+        head = min(rows, self.CHECK_ROWS)
+        picked = np.unique(np.r_[np.arange(head), rows - 1])
+        return picked, torch.cat([part[:head], part[rows - 1 : rows]])[: len(picked)].float()
+
+
 def from_transformers(model: nn.Module, gguf: Path | None = None) -> NativeWeights:
     """The model's weights for the kernel: a GGUF's own blocks where `gguf` names the file it came from."""
-    config = model.config.get_text_config()
-    base = model.base_model
+    return from_floats(model.config, ModuleFloats(model), gguf)
+
+
+def from_floats(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None = None) -> NativeWeights:
+    """The weights for the kernel, by transformers' names: a GGUF's own blocks where `gguf` names the file the
+    floats were dequantised from (each checked against them), else the floats as Q8_0."""
+    config = config.get_text_config()
     heads, kv = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    source = _GgufBlocks(gguf, config) if gguf is not None else None
+    source = _GgufBlocks(gguf, config, floats) if gguf is not None else None
     keep: list = []
     mats: list[QMatrix] = []
 
-    def matrix(linear: nn.Linear, name: str | None) -> QMatrix:
-        if source is not None and name is not None:
-            mat = source.matrix(name, linear.weight)
+    def floats_of(name: str) -> torch.Tensor:
+        w = floats.get(name)
+        if w is None:
+            raise ValueError(f"the model has no weight {name}")
+        return w.float()
+
+    def matrix(name: str, gguf_name: str | None) -> QMatrix:
+        if source is not None and gguf_name is not None:
+            mat = source.matrix(gguf_name, name)
             if mat is not None:
                 return mat
-        return blocks.from_float(linear.weight)
+        return blocks.from_float(floats_of(name))
 
-    def fused(parts: list[QMatrix], linears: list[nn.Linear]) -> QMatrix:
+    def fused(parts: list[QMatrix], names: list[str]) -> QMatrix:
         if len({p.kind for p in parts}) == 1:
             return blocks.stack(parts)
-        return blocks.from_float(torch.cat([lin.weight.detach().float() for lin in linears]))
+        return blocks.from_float(torch.cat([floats_of(n) for n in names]))
 
     layer_fields = []
-    for i, layer in enumerate(base.layers):
-        att, mlp = layer.self_attn, layer.mlp
-        qkv = fused([matrix(att.q_proj, f"blk.{i}.attn_q.weight"), matrix(att.k_proj, f"blk.{i}.attn_k.weight"),
-                     matrix(att.v_proj, f"blk.{i}.attn_v.weight")], [att.q_proj, att.k_proj, att.v_proj])
-        o = matrix(att.o_proj, f"blk.{i}.attn_output.weight")
-        gate_up = fused([matrix(mlp.gate_proj, f"blk.{i}.ffn_gate.weight"), matrix(mlp.up_proj, f"blk.{i}.ffn_up.weight")],
-                        [mlp.gate_proj, mlp.up_proj])
-        down = matrix(mlp.down_proj, f"blk.{i}.ffn_down.weight")
-        biases = [att.q_proj.bias, att.k_proj.bias, att.v_proj.bias]
-        bias = torch.cat([b.detach().float() for b in biases]) if all(b is not None for b in biases) else None
-        norms = [layer.input_layernorm.weight.detach().float().contiguous(),
-                 layer.post_attention_layernorm.weight.detach().float().contiguous()]
+    for i in range(config.num_hidden_layers):
+        at, ml = f"model.layers.{i}.self_attn.", f"model.layers.{i}.mlp."
+        qkv_names = [at + "q_proj.weight", at + "k_proj.weight", at + "v_proj.weight"]
+        qkv = fused([matrix(n, f"blk.{i}.attn_{x}.weight") for n, x in zip(qkv_names, "qkv", strict=True)], qkv_names)
+        o = matrix(at + "o_proj.weight", f"blk.{i}.attn_output.weight")
+        gate_up_names = [ml + "gate_proj.weight", ml + "up_proj.weight"]
+        gate_up = fused([matrix(gate_up_names[0], f"blk.{i}.ffn_gate.weight"),
+                         matrix(gate_up_names[1], f"blk.{i}.ffn_up.weight")], gate_up_names)
+        down = matrix(ml + "down_proj.weight", f"blk.{i}.ffn_down.weight")
+        biases = [floats.get(at + f"{x}_proj.bias") for x in "qkv"]
+        bias = torch.cat([b.float() for b in biases]) if all(b is not None for b in biases) else None
+        norms = [floats_of(f"model.layers.{i}.input_layernorm.weight").contiguous(),
+                 floats_of(f"model.layers.{i}.post_attention_layernorm.weight").contiguous()]
         mats += [qkv, o, gate_up, down]
         keep += norms + ([bias] if bias is not None else [])
         layer_fields.append([norms[0].data_ptr(), qkv.desc.data_ptr(), 0 if bias is None else bias.data_ptr(),
                              o.desc.data_ptr(), norms[1].data_ptr(), gate_up.desc.data_ptr(), down.desc.data_ptr(), 0])
-    embed_linear = model.get_input_embeddings()
-    embed = (source.matrix("token_embd.weight", embed_linear.weight) if source else None) or blocks.from_float(embed_linear.weight)
-    head_module = model.get_output_embeddings()
-    if head_module.weight.data_ptr() == embed_linear.weight.data_ptr():
+    embed = matrix("model.embed_tokens.weight", "token_embd.weight")
+    if getattr(config, "tie_word_embeddings", False) or not floats.has("lm_head.weight"):
         head = embed  # tied: one copy serves the input rows and the logits
     else:
-        head = (source.matrix("output.weight", head_module.weight) if source else None) or blocks.from_float(head_module.weight)
+        head = matrix("lm_head.weight", "output.weight")
     mats += [embed] if head is embed else [embed, head]
-    norm = base.norm.weight.detach().float().contiguous()
-    cos, sin, max_positions = rotary_tables(model, head_dim)
+    norm = floats_of("model.norm.weight").contiguous()
+    cos, sin, max_positions = rotary_tables(config, head_dim)
     keep += [norm, cos, sin, *mats]
     eps = float(getattr(config, "rms_norm_eps", 1e-6))
-    header = [len(base.layers), config.hidden_size, heads, kv, head_dim, config.intermediate_size, head.rows,
+    header = [config.num_hidden_layers, config.hidden_size, heads, kv, head_dim, config.intermediate_size, head.rows,
               struct.unpack("<q", struct.pack("<d", eps))[0], cos.data_ptr(), sin.data_ptr(), max_positions,
               embed.desc.data_ptr(), norm.data_ptr(), head.desc.data_ptr()]
     header += [0] * (M_META - len(header))
     meta = torch.tensor(header + [v for f in layer_fields for v in f], dtype=torch.int64)
     kinds = " + ".join(sorted({m.name for m in mats}))
-    return NativeWeights(meta, len(base.layers), config.hidden_size, kv * head_dim, head.rows, max_positions,
+    return NativeWeights(meta, config.num_hidden_layers, config.hidden_size, kv * head_dim, head.rows, max_positions,
                          embed, head, kinds, sum(m.nbytes for m in mats), keep)
 
 
-def rotary_tables(model: nn.Module, head_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+def inv_freq(config) -> tuple[torch.Tensor, float]:
+    """(inv_freq [head_dim / 2] float32, attention scaling) as the family's rotary module computes them at init."""
+    rope = getattr(config, "rope_parameters", None) or {}
+    kind = rope.get("rope_type", "default")
+    dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    if kind == "default":
+        return 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim)), 1.0
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    freq, scaling = ROPE_INIT_FUNCTIONS[kind](config)
+    return freq.float(), float(scaling)
+
+
+def rotary_tables(config, head_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
     """cos, sin [positions, head_dim / 2] as transformers computes them (its inv_freq and attention scaling)."""
-    rotary = model.base_model.rotary_emb
-    config = model.config.get_text_config()
     positions = min(int(getattr(config, "max_position_embeddings", 4096) or 4096), MAX_TABLE)
-    inv_freq = rotary.inv_freq.detach().float().cpu()[: head_dim // 2]
-    scaling = float(getattr(rotary, "attention_scaling", 1.0) or 1.0)
-    freqs = torch.arange(positions, dtype=torch.float32)[:, None] * inv_freq[None, :]
+    freq, scaling = inv_freq(config)
+    freqs = torch.arange(positions, dtype=torch.float32)[:, None] * freq[None, : head_dim // 2]
     return (freqs.cos() * scaling).contiguous(), (freqs.sin() * scaling).contiguous(), positions
 
 
 class _GgufBlocks:
-    """A GGUF file's Q4_1 and Q8_0 tensors, each checked against the weight transformers loaded from it."""
+    """A GGUF file's Q4_1 and Q8_0 tensors, each checked against the floats transformers dequantised from it."""
 
-    CHECK_EVERY = 7  # rows compared per matrix: every 7th and the last (a row-order mistake moves nearly all)
-
-    def __init__(self, path: Path, config) -> None:
+    def __init__(self, path: Path, config, floats: ModuleFloats | SafetensorsFloats) -> None:
         self.index = GgufIndex(path)
+        self.floats = floats
         self.permute = config.model_type in PERMUTED
         self.heads, self.kv = config.num_attention_heads, config.num_key_value_heads
 
-    def matrix(self, name: str, weight: torch.Tensor) -> QMatrix | None:
+    def matrix(self, name: str, float_name: str) -> QMatrix | None:
         info = self.index.tensors.get(name)
         if info is None or info.kind not in ("Q4_1", "Q8_0"):
             return None
-        rows, k = weight.shape
         raw = self.index.rows(name)
+        rows, k = raw.shape[0], info.shape[0]
         order = None
         if self.permute and name.endswith(("attn_q.weight", "attn_k.weight")):
             heads = self.heads if name.endswith("attn_q.weight") else self.kv
             order = _reverse_permutation(rows, heads).numpy()
-        # transformers dequantised this file into `weight`: sampled rows of the blocks must hold exactly those
+        # transformers dequantised this file into the floats: sampled rows of the blocks must hold exactly those
         # numbers (the whole matrix took a second a load; a wrong row order or layout fails every sample)
-        sample = np.unique(np.r_[np.arange(0, rows, self.CHECK_EVERY), rows - 1])
+        sample, expected = self.floats.sample(float_name, rows)
         picked = sample if order is None else order[sample]
         check = blocks.from_gguf_blocks(info.kind, raw[picked], k).dequantize()
-        if not torch.allclose(check, weight.detach()[torch.from_numpy(sample)].float(), rtol=1e-6, atol=1e-7):
+        if check.shape != expected.shape or not torch.allclose(check, expected, rtol=1e-6, atol=1e-7):
             return None
         return blocks.from_gguf_blocks(info.kind, raw, k, order)
 

@@ -14,7 +14,7 @@ def attach(model: nn.Module) -> nn.Module:
     """The model, its passes from now on native (in place). A GGUF's blocks are read from the file it was
     loaded from (`speclens_gguf`, set by loading), else its float weights become Q8_0."""
     if is_native(model):
-        return model
+        return model  # a light native model (light.py) is native from the start
     weights = from_transformers(model, getattr(model, "speclens_gguf", None))
     model.speclens_backend = NativeBackend(weights)
     model.speclens_kernels = f"{weights.kinds} · native"

@@ -1,0 +1,151 @@
+"""A launch whose cached profile chose the native path loads the light native model (native/light.py): no
+transformers model classes, no float32 matrices. It must be the same model as transformers' one on the
+native path: the same kernel weights (so the same logits, bit for bit), the same float rows, fingerprints
+and rotary (so the same profile and the same trained draft), and greedy speculation through it equal to its
+target-only greedy. Planted twins: a record of another model, a safetensors copy whose q rows kept
+llama.cpp's order."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from app.engine import DecodeParams, generate
+from app.models.native import kernel
+
+pytestmark = [pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here"),
+              pytest.mark.slow, pytest.mark.xdist_group("default-model")]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache():
+    """The suite's own cache (conftest's SPECLENS_CACHE_DIR), not one per test: a light load is what a
+    cache holding the first load's conversion, profile and record gives."""
+
+
+@pytest.fixture(scope="module")
+def loads():
+    """(transformers' model on the native path, the light model): a re-measured load writes the record and
+    the profile, and the next load of the same file is light."""
+    from app.models import load_model
+
+    full = load_model("default", device="cpu", kernels="native", remeasure=True)
+    light = load_model("default", device="cpu", kernels="native")
+    return full, light
+
+
+def test_the_second_load_is_light_and_the_first_is_not(loads):
+    from app.models.native.light import NativeCausalLM, is_light
+
+    full, light = loads
+    assert not is_light(full.model) and type(full.model).__name__ == "LlamaForCausalLM"
+    assert isinstance(light.model, NativeCausalLM)
+    assert light.kernels == full.kernels and light.threads.threads == full.threads.threads
+    assert light.profile.key == full.profile.key  # found by the record's fingerprint
+    assert sum(p.numel() for p in light.model.parameters()) == light.model.get_input_embeddings().weight.numel()
+
+
+def test_the_kernel_weights_and_logits_are_the_same_bit_for_bit(loads):
+    full, light = loads
+    a, b = full.model.speclens_backend, light.model.speclens_backend
+    assert a.weights.kinds == b.weights.kinds and a.weights.nbytes == b.weights.nbytes
+    ids = full.encode_chat([{"role": "user", "content": "Name three primary colours."}])
+    for backend in (a, b):
+        assert backend.weights.meta.shape == a.weights.meta.shape
+    ca, cb = a.new_cache(), b.new_cache()
+    assert torch.equal(a.forward(ca, ids, keep=len(ids)), b.forward(cb, ids, keep=len(ids)))
+    more = torch.tensor([28, 1092, 30, 2])
+    assert torch.equal(a.forward(ca, more, keep=4), b.forward(cb, more, keep=4))
+
+
+def test_what_the_app_reads_of_the_model_is_the_same(loads):
+    from app.engine.feature_format import fingerprint
+    from app.models.cost_cache import model_fingerprint
+    from app.models.packed import weight_count
+
+    full, light = loads
+    f, g = full.model, light.model
+    assert torch.equal(f.get_input_embeddings().weight, g.get_input_embeddings().weight)
+    assert g.get_output_embeddings().weight is g.get_input_embeddings().weight  # tied, one copy
+    assert fingerprint(f) == fingerprint(g)  # the trained draft's compatibility
+    assert model_fingerprint(f) == model_fingerprint(g) and weight_count(f) == weight_count(g)
+    assert (light.vocab_size, light.stop_token_ids) == (full.vocab_size, full.stop_token_ids)
+    assert light.dtype == full.dtype and light.device == full.device
+    positions = torch.arange(40).view(1, -1)
+    x = torch.zeros(1, 40, 576)
+    for want, got in zip(f.base_model.rotary_emb(x, positions), g.base_model.rotary_emb(x, positions), strict=True):
+        assert torch.equal(want, got)
+
+
+def _greedy(target, drafter):
+    prompt = target.encode_chat([{"role": "user", "content": "Copy this list twice: apples, pears, plums, figs."}])
+    params = DecodeParams(gamma=4, temperature=0, max_new_tokens=40, seed=0)
+    return generate(target.model, prompt, drafter, params, vocab_size=target.vocab_size,
+                    stop_token_ids=target.stop_token_ids).token_ids
+
+
+def test_greedy_speculation_on_the_light_model_equals_its_target_only(loads):
+    from app.models import make_drafter
+
+    full, light = loads
+    expected = _greedy(full, None)
+    assert _greedy(light, None) == expected
+    for spec in ("trained", "prompt-lookup"):
+        assert _greedy(light, make_drafter(spec, light)) == expected, spec
+    trained_full = make_drafter("trained", full)
+    assert _greedy(full, trained_full) == expected
+
+
+def test_a_record_of_another_model_loads_transformers_model(loads, monkeypatch):
+    """Planted: the record's fingerprint names no cached profile, so the load cannot be light."""
+    from app.models import conversion_cache, load_model
+    from app.models.embedded import embedded_gguf
+    from app.models.native import light
+
+    folder = conversion_cache.lookup(embedded_gguf())
+    real = light.read_record(folder)
+    monkeypatch.setattr(light, "read_record", lambda _folder: light.Record("0" * 24, real.weight_count,
+                                                                           real.architecture))
+    assert not light.is_light(load_model("default", device="cpu", kernels="native").model)
+
+
+def test_blocks_are_checked_against_the_converted_floats(loads):
+    """Planted: the q rows taken in the file's own (llama.cpp's) order are refused by the check on the
+    safetensors copy, as they are by the check on transformers' module."""
+    from app.models import conversion_cache
+    from app.models.embedded import embedded_gguf
+    from app.models.native.build import SafetensorsFloats, _GgufBlocks
+
+    full, _ = loads
+    folder = conversion_cache.lookup(embedded_gguf())
+    source = _GgufBlocks(embedded_gguf(), full.model.config.get_text_config(),
+                         SafetensorsFloats(folder / "model.safetensors", tied=True))
+    assert source.matrix("blk.3.attn_q.weight", "model.layers.3.self_attn.q_proj.weight") is not None
+    source.permute = False
+    assert source.matrix("blk.3.attn_q.weight", "model.layers.3.self_attn.q_proj.weight") is None
+
+
+def test_a_light_launch_imports_no_model_classes(loads):
+    """In a fresh process, as a second launch: the load, a feature draft and an answer, without
+    transformers.modeling_utils (the ~2 s the light path exists to save)."""
+    code = (
+        "import sys\n"
+        "from app.models import load_model, make_drafter\n"
+        "from app.engine import DecodeParams, generate\n"
+        "t = load_model('default', device='cpu', kernels='native')\n"
+        "d = make_drafter('trained', t)\n"
+        "ids = t.encode_chat([{'role': 'user', 'content': 'hi'}])\n"
+        "generate(t.model, ids, d, DecodeParams(gamma=2, temperature=0, max_new_tokens=8), vocab_size=t.vocab_size)\n"
+        "print(type(t.model).__name__, 'transformers.modeling_utils' in sys.modules)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # the same thread setting as this process: the same profile key
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == ["NativeCausalLM", "False"], out.stdout
