@@ -199,6 +199,7 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
     if path_part is None or not path_part.path.native or threads_part is None:
         return None
     extra["converted_cache"] = "hit"
+    report(LoadProgress("cache", 0.3, "using the converted-weights cache"))
     config = light.config_of(folder, record)
     report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
     tokenizer = _tokenizer(folder, name, trust_remote_code=False, config=config)

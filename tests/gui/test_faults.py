@@ -7,11 +7,11 @@ import threading
 
 import pytest
 import torch
+import transformers
 from gui_helpers import send, start_long_answer
 
 from app.gui.model_loader import LoadRequest, ModelLoader
 from app.history import HistoryError, HistoryStore
-from app.models import loading as loading_module
 from app.models import memory as memory_module
 
 
@@ -102,7 +102,7 @@ def test_out_of_memory_while_loading_is_a_clear_message(qtbot, tiny_pair_dirs, m
     def oom(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
 
-    monkeypatch.setattr(loading_module.AutoModelForCausalLM, "from_pretrained", oom)
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", oom)
     loaded, failed = loader_messages(qtbot, ModelLoader(), LoadRequest(str(tiny_pair_dirs[0]), "none"))
     assert loaded == [] and len(failed) == 1
     assert failed[0].startswith("ran out of memory while loading target; memory was released")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+import transformers
 
 from app.models import CorruptModel, ModelError, ModelNotFound, NotAModel, list_catalog, load_model
-from app.models import loading as loading_module
 
 
 def listed(folder):
@@ -58,13 +58,13 @@ def test_config_replaced_by_another_architecture_after_listing(variant):
 def test_weights_removed_while_loading(variant, monkeypatch):
     """Between the pre-flight (headers read) and transformers opening the file."""
     folder = variant()
-    real = loading_module.AutoModelForCausalLM.from_pretrained
+    real = transformers.AutoModelForCausalLM.from_pretrained
 
     def vanish_then_load(path, **kwargs):
         for weights in folder.glob("*.safetensors"):
             weights.unlink()
         return real(path, **kwargs)
 
-    monkeypatch.setattr(loading_module.AutoModelForCausalLM, "from_pretrained", vanish_then_load)
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", vanish_then_load)
     with pytest.raises(ModelError, match=f"could not load {folder.name}"):
         load_model(listed(folder), device="cpu")

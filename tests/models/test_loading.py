@@ -109,7 +109,7 @@ def test_remote_code_needs_opt_in(variant):
 
 def test_pickle_only_refused_unless_allowed(variant, tiny_pair_dirs):
     folder = variant(drop=["*.safetensors"])
-    from app.models.loading import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(tiny_pair_dirs[0])
     torch.save(model.state_dict(), folder / "pytorch_model.bin")
@@ -127,6 +127,8 @@ def test_too_large_for_free_memory_is_refused_before_loading(tiny_pair_dirs, mon
 
 
 def test_out_of_memory_while_loading_is_caught_and_released(tiny_pair_dirs, monkeypatch):
+    import transformers
+
     from app.models import loading
 
     released = []
@@ -135,7 +137,7 @@ def test_out_of_memory_while_loading_is_caught_and_released(tiny_pair_dirs, monk
     def explode(*args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(loading.AutoModelForCausalLM, "from_pretrained", explode)
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", explode)
     with pytest.raises(OutOfMemory, match="ran out of memory while loading target"):
         load_model(str(tiny_pair_dirs[0]), device="cpu")
     assert released
