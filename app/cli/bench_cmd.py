@@ -177,6 +177,10 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
         hf_bf16 = copy.deepcopy(hf_model).to(torch.bfloat16)
         if draft_model is None and args.draft == NO_DRAFT:
             draft_model = hf_bf16  # HF assisted with the bf16 copy: the self-draft HF can run
+    if target.threads is not None:
+        # every load sets the count timed fastest for its own model (the fp32 copy's may differ): every row
+        # of the report runs at the target's, as the app runs it
+        torch.set_num_threads(target.threads.threads)
     pair = Pair(target, draft_model, drafter if isinstance(drafter, ModelDrafter) else None,
                 hf_model=hf_model, hf_bf16=hf_bf16)
     return pair, kwargs

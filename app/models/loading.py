@@ -134,6 +134,7 @@ def load_model(
                                                 report)
             model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure,
                                                   report, kernels)
+            model = _lighter(model, use_cache)
     except ModelError:
         memory.release()
         raise
@@ -198,7 +199,7 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
     path_part, threads_part = reuse.part("kernels"), reuse.part("threads")
     if path_part is None or not path_part.path.native or threads_part is None:
         return None
-    extra["converted_cache"] = "hit"
+    extra.update(converted_cache="hit", light=True)
     report(LoadProgress("cache", 0.3, "using the converted-weights cache"))
     config = light.config_of(folder, record)
     report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
@@ -207,6 +208,20 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
     model = light.load(folder, path, record, config)
     chosen = threads.choose_threads(model, known=threads_part)
     return model, tokenizer, machine_profile.after_loading(reuse.stored, key, path_part, chosen, name), reuse.stored
+
+
+def _lighter(model, use_cache: bool):
+    """A GGUF's transformers model on the native path as the light model (as the next launch loads it), its
+    float32 matrices released; any other model as it is."""
+    from .native import light
+    from .native.model import is_native
+
+    gguf = getattr(model, "speclens_gguf", None)
+    if not use_cache or gguf is None or not is_native(model) or light.is_light(model):
+        return model
+    folder = conversion_cache.lookup(gguf)
+    record = light.read_record(folder) if folder is not None else None
+    return model if record is None else light.from_module(model, record)
 
 
 def with_transformers(target: LoadedModel) -> LoadedModel:

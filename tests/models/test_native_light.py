@@ -1,9 +1,9 @@
 """A launch whose cached profile chose the native path loads the light native model (native/light.py): no
-transformers model classes, no float32 matrices. It must be the same model as transformers' one on the
-native path: the same kernel weights (so the same logits, bit for bit), the same float rows, fingerprints
-and rotary (so the same profile and the same trained draft), and greedy speculation through it equal to its
-target-only greedy. Planted twins: a record of another model, a safetensors copy whose q rows kept
-llama.cpp's order."""
+transformers model classes, no float32 matrices; the first load, timed on transformers' model, keeps its
+kernel weights in the same light model. Both must be one model: the same kernel weights (so the same
+logits, bit for bit), the same float rows, fingerprints and rotary as transformers' (so the same profile and
+the same trained draft), and greedy speculation through them equal to target-only greedy. Planted twins: a
+record of another model, a safetensors copy whose q rows kept llama.cpp's order."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def isolated_cache():
 
 @pytest.fixture(scope="module")
 def loads():
-    """(transformers' model on the native path, the light model): a re-measured load writes the record and
-    the profile, and the next load of the same file is light."""
+    """(a load timed on transformers' model, the next one): a re-measured load writes the record and the
+    profile, and the next load of the same file reads no transformers model."""
     from app.models import load_model
 
     full = load_model("default", device="cpu", kernels="native", remeasure=True)
@@ -41,12 +41,12 @@ def loads():
     return full, light
 
 
-def test_the_second_load_is_light_and_the_first_is_not(loads):
-    from app.models.native.light import NativeCausalLM, is_light
+def test_the_second_load_is_light_and_the_first_ends_light(loads):
+    from app.models.native.light import NativeCausalLM
 
     full, light = loads
-    assert not is_light(full.model) and type(full.model).__name__ == "LlamaForCausalLM"
-    assert isinstance(light.model, NativeCausalLM)
+    assert full.extra.get("light") is None and light.extra["light"]  # the first built transformers' model
+    assert isinstance(full.model, NativeCausalLM) and isinstance(light.model, NativeCausalLM)
     assert light.kernels == full.kernels and light.threads.threads == full.threads.threads
     assert light.profile.key == full.profile.key  # found by the record's fingerprint
     assert sum(p.numel() for p in light.model.parameters()) == light.model.get_input_embeddings().weight.numel()
@@ -78,9 +78,13 @@ def test_what_the_app_reads_of_the_model_is_the_same(loads):
     assert model_fingerprint(f) == model_fingerprint(g) and weight_count(f) == weight_count(g)
     assert (light.vocab_size, light.stop_token_ids) == (full.vocab_size, full.stop_token_ids)
     assert light.dtype == full.dtype and light.device == full.device
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    family = LlamaRotaryEmbedding(LlamaConfig(**full.model.config.to_dict()))  # what a feature draft read before
     positions = torch.arange(40).view(1, -1)
     x = torch.zeros(1, 40, 576)
-    for want, got in zip(f.base_model.rotary_emb(x, positions), g.base_model.rotary_emb(x, positions), strict=True):
+    for want, got in zip(family(x, positions), g.base_model.rotary_emb(x, positions), strict=True):
         assert torch.equal(want, got)
 
 
@@ -113,7 +117,7 @@ def test_a_record_of_another_model_loads_transformers_model(loads, monkeypatch):
     real = light.read_record(folder)
     monkeypatch.setattr(light, "read_record", lambda _folder: light.Record("0" * 24, real.weight_count,
                                                                            real.architecture))
-    assert not light.is_light(load_model("default", device="cpu", kernels="native").model)
+    assert load_model("default", device="cpu", kernels="native").extra.get("light") is None
 
 
 def test_blocks_are_checked_against_the_converted_floats(loads):

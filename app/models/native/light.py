@@ -68,6 +68,8 @@ class NativeCausalLM(nn.Module):
                  backend: NativeBackend, record: Record, gguf: Path) -> None:
         super().__init__()
         text = config.get_text_config()
+        # the class transformers' model had, which a trained draft's fingerprint names (feature_format.fingerprint)
+        config.architectures = getattr(config, "architectures", None) or [record.architecture]
         self.config, self.generation_config = config, generation_config
         self.embed_tokens = nn.Embedding(*embed.shape, _weight=embed, _freeze=True)
         self.lm_head = nn.Linear(text.hidden_size, embed.shape[0] if head is None else head.shape[0], bias=False,
@@ -113,7 +115,6 @@ def config_of(folder: Path, record: Record):
         config = PreTrainedConfig.from_pretrained(folder)
     finally:
         logging.set_verbosity(level)
-    config.architectures = getattr(config, "architectures", None) or [record.architecture]
     return config
 
 
@@ -128,6 +129,16 @@ def load(folder: Path, gguf: Path, record: Record, config) -> NativeCausalLM:
     embed = floats.get("model.embed_tokens.weight").float()
     head = None if tied or not floats.has("lm_head.weight") else floats.get("lm_head.weight").float()
     return NativeCausalLM(config, generation, embed, head, NativeBackend(weights), record, gguf).eval()
+
+
+def from_module(model: nn.Module, record: Record) -> NativeCausalLM:
+    """A transformers model already on the native path (model.attach) as the light model, keeping its kernel
+    weights and its float rows: the rest of its float32 module is released with it."""
+    embed = model.get_input_embeddings().weight.detach()
+    head = model.get_output_embeddings().weight.detach()
+    light = NativeCausalLM(model.config, model.generation_config, embed, None if head.data_ptr() == embed.data_ptr()
+                           else head, model.speclens_backend, record, model.speclens_gguf)
+    return light.eval()
 
 
 def is_light(model: nn.Module) -> bool:
