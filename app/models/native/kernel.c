@@ -285,14 +285,35 @@ static void silu_mul(const float *gate, const float *up, int f, float *act) {
 /* ---------------------------------------------------------------- matmul ------------------------------ */
 
 #ifdef SL_AVX512
+/* acc + w (unsigned bytes) . the four signed bytes at a, broadcast: vpdpbusd with its memory operand
+ * broadcast, written out because compilers otherwise hoist every broadcast into a register of its own
+ * (a tile's 16 R of them spill). */
+static inline __attribute__((always_inline)) __m512i dpbusd_bcast(__m512i acc, __m512i w, const int32_t *a) {
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*a));
+    return acc;
+}
+
+/* One panel's 16 channels for R rows (R <= MAX_TILE), every block's weights loaded (and Q4_1's nibbles
+ * unpacked) once for the R rows. The float update per row and block (cvt, mul, fma, fma) and the integer
+ * dot are the same whatever R is, so a row's bits never depend on its tile. */
 static inline __attribute__((always_inline)) void panel_tile(const QMat *w, int p, const XBlock *x, int r0,
                                                              int rows, float *out, int ldo, const int R) {
     const int kb = (int)(w->k / BLOCK);
+    const size_t rb = record_bytes(w);
     __m512 acc[MAX_TILE];
     for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
     const __m512i low = _mm512_set1_epi8(0x0F);
+    /* The first tile asks for the next panel's bytes a panel ahead: the later tiles (and the float work)
+     * then run while they arrive, so a multi-row pass streams its weights under its arithmetic. */
+    const int ahead = r0 == 0 && (int64_t)(p + 1) * PANEL < w->n;
+    const uint8_t *base = w->q + (size_t)p * kb * rb;
     for (int b = 0; b < kb; b++) {
-        const uint8_t *rec = w->q + ((size_t)p * kb + b) * record_bytes(w);
+        const uint8_t *rec = base + (size_t)b * rb;
+        if (ahead) {
+            const uint8_t *next = rec + (size_t)kb * rb;
+            for (size_t o = 0; o < rb; o += 64) _mm_prefetch((const char *)(next + o), _MM_HINT_T0);
+            _mm_prefetch((const char *)(next + rb - 1), _MM_HINT_T0);
+        }
         __m512i wv[8];
         __m512 d, m;
         if (w->type == Q4_1) {
@@ -310,12 +331,11 @@ static inline __attribute__((always_inline)) void panel_tile(const QMat *w, int 
             d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 512)));
             m = _mm512_mul_ps(d, _mm512_set1_ps(-128.0f));
         }
-        for (int r = 0; r < R; r++) {
-            const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+        if (R == 1) {
+            const XBlock *xb = x + (size_t)r0 * kb + b;
             const int32_t *a1 = (const int32_t *)xb->a1, *a2 = (const int32_t *)xb->a2;
             /* Four chains a digit: one chain of 8 dependent vpdpbusd waits on their latency (~5 cycles
-             * each), which held the multi-row pass to a third of the unit's rate. Integer sums, so any
-             * grouping gives the same bits. */
+             * each). Integer sums, so any grouping gives the same bits. */
             __m512i h0 = _mm512_setzero_si512(), h1 = h0, l0 = h0, l1 = h0;
             for (int g = 0; g < 8; g += 2) {
                 h0 = _mm512_dpbusd_epi32(h0, wv[g], _mm512_set1_epi32(a1[g]));
@@ -326,8 +346,26 @@ static inline __attribute__((always_inline)) void panel_tile(const QMat *w, int 
             __m512i hi = _mm512_add_epi32(h0, h1), lo = _mm512_add_epi32(l0, l1);
             __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hi, 8), lo);
             __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(xb->s));
-            acc[r] = _mm512_fmadd_ps(d, f, acc[r]);
-            acc[r] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb->sa), acc[r]);
+            acc[0] = _mm512_fmadd_ps(d, f, acc[0]);
+            acc[0] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb->sa), acc[0]);
+        } else {
+            /* Two chains a row (one a digit), the R rows' 2R chains interleaved: enough independent
+             * vpdpbusd in flight for the unit's rate, with no partial sums to merge. */
+            __m512i hs[MAX_TILE], ls[MAX_TILE];
+            for (int r = 0; r < R; r++) hs[r] = ls[r] = _mm512_setzero_si512();
+            for (int g = 0; g < 8; g++)
+                for (int r = 0; r < R; r++) {
+                    const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+                    hs[r] = dpbusd_bcast(hs[r], wv[g], (const int32_t *)xb->a1 + g);
+                    ls[r] = dpbusd_bcast(ls[r], wv[g], (const int32_t *)xb->a2 + g);
+                }
+            for (int r = 0; r < R; r++) {
+                const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+                __m512i dot = _mm512_add_epi32(_mm512_slli_epi32(hs[r], 8), ls[r]);
+                __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(xb->s));
+                acc[r] = _mm512_fmadd_ps(d, f, acc[r]);
+                acc[r] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb->sa), acc[r]);
+            }
         }
     }
     for (int r = 0; r < R; r++) _mm512_storeu_ps(out + (size_t)(r0 + r) * ldo + (size_t)p * PANEL, acc[r]);
@@ -372,8 +410,14 @@ static inline void panel_tile(const QMat *w, int p, const XBlock *x, int r0, int
 }
 #endif
 
+#ifdef SL_AVX512
+#define TILE_ROWS 6 /* 2 chains a row + an accumulator + 8 weight vectors: 29 of the 32 registers */
+#else
+#define TILE_ROWS MAX_TILE
+#endif
+
 static void panel_rows(const QMat *w, int p, const XBlock *x, int rows, float *out, int ldo) {
-    int tiles = (rows + MAX_TILE - 1) / MAX_TILE;
+    int tiles = (rows + TILE_ROWS - 1) / TILE_ROWS;
     for (int t = 0; t < tiles; t++) {
         int r0 = rows * t / tiles, r1 = rows * (t + 1) / tiles;
         switch (r1 - r0) { /* a constant tile height, so the accumulators stay in registers */
@@ -554,6 +598,25 @@ static void attend_c(const AttentionTask *t, int i, int g, float *scores, const 
 
 #ifdef SL_AVX512
 #define MAX_HD_VECS 8 /* head_dim up to 128 in registers */
+/* Sixteen horizontal sums at once: lane c of the result is the sum of v[c]'s lanes, added in the order
+ * _mm512_reduce_add_ps adds one vector's (lane i with i + 8, then i + 4, then i + 2, then i + 1). */
+static inline __m512 hsum16(const __m512 *v) {
+    __m512 a[8], b[4], c[2];
+    for (int j = 0; j < 8; j++)
+        a[j] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0xEE),
+                             _mm512_shuffle_f32x4(v[2 * j], v[2 * j + 1], 0x44));
+    for (int j = 0; j < 4; j++) /* quarter q of b[j]: v[4j + q] */
+        b[j] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * j], a[2 * j + 1], 0xDD),
+                             _mm512_shuffle_f32x4(a[2 * j], a[2 * j + 1], 0x88));
+    for (int j = 0; j < 2; j++)
+        c[j] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * j], b[2 * j + 1], 0xEE),
+                             _mm512_shuffle_ps(b[2 * j], b[2 * j + 1], 0x44));
+    __m512 d = _mm512_add_ps(_mm512_shuffle_ps(c[0], c[1], 0x88), _mm512_shuffle_ps(c[0], c[1], 0xDD));
+    /* lane 4q + j of d holds v[q + 4j] */
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(order, d);
+}
+
 /* attend_c in sixteen lanes, for head_dim a multiple of 16 up to 128: each slot's key and value read once
  * for the whole group, scores exponentiated sixteen at a time. Profiled at 9 rows after ~100 tokens, the
  * scalar form took 24% of the pass against the matmuls' 31%. Same order on every row, so rows stay
@@ -565,19 +628,33 @@ static void attend_v(const AttentionTask *t, int i, int g, float *scores, const 
     const float *q0 = t->qkv + (size_t)i * qw + (size_t)g * group * hd;
     const float scale = 1.0f / sqrtf((float)hd);
     float top[MAX_GROUP];
-    for (int h = 0; h < group; h++) top[h] = -INFINITY;
-    for (int c = 0; c < count; c++) {
-        const float *k = t->kc + (size_t)slots[c] * width + (size_t)g * hd;
-        __m512 kv[MAX_HD_VECS];
-        for (int j = 0; j < nv; j++) kv[j] = _mm512_loadu_ps(k + 16 * j);
-        for (int h = 0; h < group; h++) {
-            const float *q = q0 + (size_t)h * hd;
-            __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), kv[0]);
-            for (int j = 1; j < nv; j++) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16 * j), kv[j], acc);
-            float sc = _mm512_reduce_add_ps(acc) * scale;
-            scores[(size_t)h * count + c] = sc;
-            top[h] = fmaxf(top[h], sc);
+    /* Scores sixteen slots at a time: each slot's products summed over head_dim in one vector, then the
+     * sixteen vectors reduced together (hsum16: the lane order of _mm512_reduce_add_ps, so each score has
+     * the bits a one-slot reduction gives, in a fifth of the instructions). */
+    for (int h = 0; h < group; h++) {
+        const float *q = q0 + (size_t)h * hd;
+        __m512 qv[MAX_HD_VECS];
+        for (int j = 0; j < nv; j++) qv[j] = _mm512_loadu_ps(q + 16 * j);
+        __m512 best = _mm512_set1_ps(-INFINITY);
+        for (int c0 = 0; c0 < count; c0 += 16) {
+            int nc = count - c0 < 16 ? count - c0 : 16;
+            __m512 v[16];
+            for (int c = 0; c < 16; c++) {
+                if (c >= nc) {
+                    v[c] = _mm512_setzero_ps();
+                    continue;
+                }
+                const float *k = t->kc + (size_t)slots[c0 + c] * width + (size_t)g * hd;
+                __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
+                for (int j = 1; j < nv; j++) acc = _mm512_fmadd_ps(qv[j], _mm512_loadu_ps(k + 16 * j), acc);
+                v[c] = acc;
+            }
+            __mmask16 live = (__mmask16)(nc == 16 ? 0xFFFF : (1u << nc) - 1);
+            __m512 sc = _mm512_mul_ps(hsum16(v), _mm512_set1_ps(scale));
+            _mm512_mask_storeu_ps(scores + (size_t)h * count + c0, live, sc);
+            best = _mm512_mask_max_ps(best, live, sc, best); /* a NaN score is passed over, as fmaxf does */
         }
+        top[h] = _mm512_reduce_max_ps(best);
     }
     float inv[MAX_GROUP];
     for (int h = 0; h < group; h++) {
