@@ -117,8 +117,10 @@ def round_shape(rounds: Sequence[RoundEvent]) -> RoundShape | None:
 
 
 def speedup_series(rounds: Sequence[RoundEvent], baseline_step: float | None) -> tuple[list[int], list[float]]:
-    """Measured speedup after each round (x = tokens so far): baseline_step * tokens / seconds."""
-    if not baseline_step:
+    """Measured speedup after each round (x = tokens so far): baseline_step * tokens / seconds. Empty on a
+    target-only answer (no round drafted): its clock holds per-round overhead the baseline's timed steps do
+    not, so it read 0.84× against itself, a slowdown that is no draft's."""
+    if not baseline_step or not any(r.drafted for r in rounds):
         return [], []
     xs, ys = [], []
     tokens = seconds = 0.0

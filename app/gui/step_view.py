@@ -8,15 +8,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from app.engine import RoundEvent, TokenEvent
 from app.history import palette
 
 from .step_panels import OutcomePanel, PositionPanel, _escape, short
 from .theme import Colors
-from .tree_panel import TreePanel
+from .tree_panel import TREE_MIN_WIDTH, TreePanel
 
 
 class RoundGate:
@@ -104,15 +104,21 @@ class StepThrough(QWidget):
         self.drafts = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         layout.addWidget(self.drafts)
         self.tree = TreePanel()  # a token-tree round's tree; hidden for chains
-        layout.addWidget(self.tree)
         self.row = QHBoxLayout()
         self.row.setSpacing(6)
         holder = QWidget()
         holder.setLayout(self.row)
-        scroll = QScrollArea(widgetResizable=True)
-        scroll.setWidget(holder)
-        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        layout.addWidget(scroll, 1)
+        self.cards = QScrollArea(widgetResizable=True)
+        self.cards.setWidget(holder)
+        self.cards.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # The tree and the cards share the space (see _arrange); the cards take what a resize adds.
+        self.split = QSplitter(childrenCollapsible=False)
+        self.split.addWidget(self.tree)
+        self.split.addWidget(self.cards)
+        self.split.setStretchFactor(0, 0)
+        self.split.setStretchFactor(1, 1)
+        self._split_for = None  # the (orientation, size) the split was last sized for; None while no tree shows
+        layout.addWidget(self.split, 1)
         self.positions: list[PositionPanel] = []  # grown to the largest γ seen, then reused
         self._stale = False  # rounds arrived while hidden: render on show
         self._wanted = 0  # panels to build ahead of need, one per event-loop turn (see prepare)
@@ -251,31 +257,24 @@ class StepThrough(QWidget):
             self._stale = True
             return
         self._stale = False
-        self.tree.setVisible(False)  # shown again below for a tree round
         self.prev_button.setEnabled(self.index > 0)
         at_end = self.index >= len(self.rounds) - 1
         self.next_button.setEnabled(not at_end or (self.live and self.pause_button.isChecked()))
         if self.index < 0:
             self.header.setText(self.tr("No rounds yet: send a message (or replay a recording), then pause "
                                         "and step with ← and →."))
-            self.drafts.setText("")
-            for panel in self.positions:
-                panel.setVisible(False)
-            self.outcome.setVisible(False)
+            self._show_nothing()
             return
         r = self.rounds[self.index]
         if len(r.u) == 0 and r.drafted and not r.top_p:
             self.header.setText(self.tr("Round {0} of {1}: this round was stored without its acceptance test "
                                         "(reopened from history).").format(self.index + 1, len(self.rounds)))
-            for panel in self.positions:
-                panel.setVisible(False)
-            self.outcome.setVisible(False)
-            self.drafts.setText("")
+            self._show_nothing()
             return
         self._header(r)
-        self.tree.show_round(r, self.decode)
         while len(self.positions) < r.drafted:
             self._add_panel()
+        self.tree.show_round(r, self.decode)  # hidden for a chain
         for i, panel in enumerate(self.positions):
             panel.setVisible(i < r.drafted)
             if i < r.drafted:
@@ -286,6 +285,45 @@ class StepThrough(QWidget):
         top = r.next_top if kind == "corrected" else (r.top_p[r.drafted] if r.top_p else r.next_top)
         self.outcome.setVisible(True)
         self.outcome.show_outcome(kind, r.accepted, r.next_token, top, r.emitted > r.accepted, self.decode)
+        self._arrange()
+
+    def _show_nothing(self) -> None:
+        self.drafts.setText("")
+        for panel in (*self.positions, self.outcome, self.tree):
+            panel.setVisible(False)
+        self._split_for = None
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """A tree round's tree beside its cards where the width holds both, else above them: the cards take
+        the size they need to show whole (a tree above them at its full height once left them 68 px of 431),
+        the tree the rest. Sized again only when the split or what the cards need changes, so a dragged
+        split holds while stepping through alike rounds."""
+        if self.tree.isHidden():
+            self._split_for = None
+            return
+        frame = 2 * self.cards.frameWidth()
+        cards = self.cards.widget().minimumSizeHint() + QSize(frame, frame)  # this round's cards, whole
+        handle = self.split.handleWidth()
+        room = self.split.width() - handle - cards.width()
+        beside = room >= TREE_MIN_WIDTH
+        self.tree.set_beside(beside)
+        orientation = Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical
+        self.split.setOrientation(orientation)
+        key = (orientation, self.split.size(), cards)
+        if self._split_for == key:
+            return
+        self._split_for = key
+        if beside:
+            total = self.split.width() - handle
+            tree = min(self.tree.natural_width(), room)
+        else:
+            total = self.split.height() - handle
+            tree = min(self.tree.sizeHint().height(), total - cards.height())  # the split keeps its minimum
+        self.split.setSizes([tree, total - tree])
 
     def _header(self, r: RoundEvent) -> None:
         state = self.tr("paused") if self.pause_button.isChecked() else (

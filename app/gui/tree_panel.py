@@ -15,7 +15,8 @@ from app.history import palette
 
 from .step_panels import short
 
-MAX_LINES = 12  # tree lines shown before the panel scrolls
+MAX_LINES = 12  # tree lines shown above the cards before the panel scrolls
+TREE_MIN_WIDTH = 400  # beside the cards, no narrower: a tested node's line (p, u against p′, residual) reads whole
 
 
 class TreePanel(QFrame):
@@ -26,7 +27,8 @@ class TreePanel(QFrame):
         self.setObjectName("steppanel")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(2)  # with the margins, little height: above six cards at 1366×768 the title alone fits
         self.title = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         self.body = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=False)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -34,7 +36,9 @@ class TreePanel(QFrame):
         self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.scroll.setWidget(self.body)
         layout.addWidget(self.title)
-        layout.addWidget(self.scroll)
+        layout.addWidget(self.scroll, 1)
+        layout.addStretch()  # what the whole tree leaves beside the cards, below it
+        self.beside = False  # beside the cards (the step-through's whole height) or above them
         self.setVisible(False)
 
     def set_point_size(self, pt: int) -> None:
@@ -43,12 +47,25 @@ class TreePanel(QFrame):
         self.setStyleSheet(f"QLabel {{ font-size: {pt}pt; }}")
         self._fit()
 
+    def set_beside(self, beside: bool) -> None:
+        self.beside = beside
+        self._fit()
+
+    def natural_width(self) -> int:
+        """Wide enough for the longest line and a vertical scroll bar."""
+        margins = self.layout().contentsMargins()
+        return (self.body.sizeHint().width() + self.scroll.verticalScrollBar().sizeHint().width()
+                + margins.left() + margins.right() + 2 * self.frameWidth())
+
     def _fit(self) -> None:
-        """Tall enough for the whole tree up to MAX_LINES lines, with room for a horizontal scroll bar."""
+        """At most the whole tree (above the cards, up to MAX_LINES lines) with room for a horizontal scroll bar;
+        the step-through's split decides within that. Above six cards at 1366×768 the cards leave room for the
+        title only: the split's handle opens the lines."""
         lines = self.body.text().count("<br>") + 1
         line = self.body.fontMetrics().lineSpacing()
         bar = self.scroll.horizontalScrollBar().sizeHint().height()
-        self.scroll.setFixedHeight(min(lines, MAX_LINES) * line + bar + 8)
+        self.scroll.setMinimumHeight(1)  # 0 would mean unset: a scroll area's own minimum is taller than that room
+        self.scroll.setMaximumHeight((lines if self.beside else min(lines, MAX_LINES)) * line + bar + 8)
 
     def show_round(self, r: RoundEvent, decode: Callable[[int], str]) -> None:
         self.setVisible(bool(r.tree_tokens))
@@ -75,16 +92,18 @@ def tree_html(r: RoundEvent, decode: Callable[[int], str], rejected: str, accept
 
     def visit(node: int, depth: int) -> None:
         token = html.escape(short(decode(r.tree_tokens[node]), 12))
-        head = f"{'&nbsp;' * 4 * depth}{'└ ' if depth else ''}<code>{token}</code> p {r.tree_p[node]:.3f}"
+        indent = f"{'&nbsp;' * 4 * depth}{'└ ' if depth else ''}"  # outside the strike-through
+        head = f"<code>{token}</code> p {r.tree_p[node]:.3f}"
         if node in path:
             u, a, _ = tests[node]
-            line = f"<b style='color:{palette.ACCEPTED}'>{head}</b> · {accepted.format(u, a)}"
+            # escaped: the accepted test's "<" opened a tag that swallowed the line break and the next line
+            line = f"<b style='color:{palette.ACCEPTED}'>{head}</b> · {html.escape(accepted.format(u, a))}"
         elif node in tests:
             u, a, res = tests[node]
-            line = f"<s style='color:{palette.REJECTED}'>{head}</s> · {rejected.format(u, a, res)}"
+            line = f"<s style='color:{palette.REJECTED}'>{head}</s> · {html.escape(rejected.format(u, a, res))}"
         else:
             line = f"<span style='color:gray'>{head} · {untested}</span>"
-        lines.append(line)
+        lines.append(indent + line)
         for child in children.get(node, ()):
             visit(child, depth + 1)
 

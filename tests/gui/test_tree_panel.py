@@ -5,6 +5,7 @@ inspector names a tree token's branch."""
 from __future__ import annotations
 
 import torch
+from PySide6.QtGui import QTextDocumentFragment
 from tiny_models import noisy_copy, tiny_model
 
 from app.engine import DecodeParams, ModelDrafter, generate
@@ -36,6 +37,9 @@ def test_a_tree_round_is_drawn_and_a_chain_round_is_not(qtbot):
         rejected = len(r.tree_tested) - len(r.tree_path)
         assert text.count("<s ") == rejected and text.count("residual") == rejected
         assert text.count("not tested") == r.tree_nodes - len(r.tree_tested)
+        shown_lines = QTextDocumentFragment.fromHtml(text).toPlainText().splitlines()
+        assert len(shown_lines) == text.count("<br>") + 1  # the accepted test's "<" opens no tag eating lines
+        assert sum(" < p′ " in line for line in shown_lines) == len(r.tree_path)
         shown.add("corrected" if "corrected" in text.rsplit("<br>", 1)[-1] else "bonus")
     assert shown == {"corrected", "bonus"}
     step.clear()
@@ -49,14 +53,13 @@ def test_a_tree_round_is_drawn_and_a_chain_round_is_not(qtbot):
 
 def test_the_tree_is_legible_at_presentation_size(qtbot):
     """At 28 pt (presentation mode's text size) the tree's text is 28 pt and a tall tree scrolls inside
-    its panel instead of pushing the positions off the step-through."""
-    from app.gui.tree_panel import MAX_LINES
-
+    its panel, beside the cards at the step-through's height, instead of pushing the positions off it."""
     target = tiny_model()
     tree = ModelTreeDrafter(noisy_copy(target, 1.5), budget=16, depth=3, top_k=4)
     result = generate(target, PROMPT, tree, DecodeParams(gamma=3, temperature=1.0, max_new_tokens=12, seed=2))
     step = StepThrough(LIGHT)
     qtbot.addWidget(step)
+    step.resize(1354, 400)
     step.show()
     step.add_events(result.tokens + result.rejected + result.rounds)
     step.tree.set_point_size(28)
@@ -65,6 +68,7 @@ def test_the_tree_is_legible_at_presentation_size(qtbot):
     body.ensurePolished()
     assert body.font().pointSize() == 28 and step.tree.title.font().pointSize() == 28
     lines = body.text().count("<br>") + 1
-    assert lines > MAX_LINES  # 16 nodes and the new token
-    line = body.fontMetrics().lineSpacing()
-    assert MAX_LINES * line <= step.tree.scroll.height() < (MAX_LINES + 2) * line
+    assert lines * body.fontMetrics().lineSpacing() > step.height()  # 16 nodes and the new token
+    qtbot.waitUntil(lambda: step.tree.scroll.verticalScrollBar().isVisible())
+    assert step.tree.height() == step.cards.height() == step.split.height()
+    assert not step.cards.verticalScrollBar().isVisible() and not step.cards.horizontalScrollBar().isVisible()
