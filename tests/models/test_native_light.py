@@ -153,3 +153,27 @@ def test_a_light_launch_imports_no_model_classes(loads):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-2:] == ["NativeCausalLM", "False"], out.stdout
+
+
+def test_the_kernel_weights_are_stored_and_read_back_bit_for_bit(loads, tmp_path):
+    """The first load keeps its kernel weights beside the converted copy; a light load reads them instead of
+    re-laying the GGUF's blocks. Planted: a damaged file is not read (the light load builds them again)."""
+    from app.models import conversion_cache
+    from app.models.embedded import embedded_gguf
+    from app.models.native import stored
+    from app.models.native.blocks import QMatrix
+
+    full, _ = loads
+    folder = conversion_cache.lookup(embedded_gguf())
+    parts, built = stored.load(folder), full.model.speclens_backend.weights.parts
+    assert parts is not None and parts.keys() == built.keys()
+    for name, part in built.items():
+        if isinstance(part, QMatrix):
+            assert (parts[name].kind, parts[name].rows, parts[name].n, parts[name].k) == (part.kind, part.rows, part.n, part.k)
+            assert torch.equal(parts[name].data, part.data), name
+        else:
+            assert torch.equal(parts[name], part), name
+    stored.save(tmp_path, built)
+    data = stored.path_in(tmp_path).read_bytes()
+    stored.path_in(tmp_path).write_bytes(data[: len(data) // 2])
+    assert stored.load(tmp_path) is None

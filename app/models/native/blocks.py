@@ -36,6 +36,15 @@ class QMatrix:
         self.data = torch.cat([q, *[x.view(p, kb, 2 * PANEL) for x in scales]], dim=-1).contiguous()  # one record per block
         self.desc = torch.tensor([kind, n, self.k, self.data.data_ptr()], dtype=torch.int64)
 
+    @classmethod
+    def of_data(cls, kind: int, rows: int, data: torch.Tensor) -> QMatrix:
+        """A matrix from its panel records as `data` holds them ([P, kb, record bytes] uint8, e.g. stored)."""
+        mat = cls.__new__(cls)
+        p, kb, _ = data.shape
+        mat.kind, mat.rows, mat.n, mat.k, mat.data = kind, rows, p * PANEL, kb * BLOCK, data.contiguous()
+        mat.desc = torch.tensor([kind, mat.n, mat.k, mat.data.data_ptr()], dtype=torch.int64)
+        return mat
+
     @property
     def name(self) -> str:
         return NAMES[self.kind]

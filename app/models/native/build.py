@@ -73,6 +73,7 @@ class NativeWeights:
     kinds: str  # "Q4_1 + Q8_0", for people
     nbytes: int
     keep: list = field(default_factory=list)  # tensors the meta points into
+    parts: dict = field(default_factory=dict)  # by part name (parts_of), for native/stored.py
 
 
 class ModuleFloats:
@@ -138,18 +139,20 @@ def from_transformers(model: nn.Module, gguf: Path | None = None) -> NativeWeigh
 def from_floats(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None = None) -> NativeWeights:
     """The weights for the kernel, by transformers' names: a GGUF's own blocks where `gguf` names the file the
     floats were dequantised from (each checked against them), else the floats as Q8_0."""
+    return assemble(config, parts_of(config, floats, gguf))
+
+
+def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None = None) -> dict:
+    """The kernel's matrices and float vectors by part name ("{i}.qkv", "{i}.attn_norm", ..., "embed", "head"
+    (absent when tied), "norm"): what `assemble` lays out and native/stored.py keeps."""
     config = config.get_text_config()
-    heads, kv = config.num_attention_heads, config.num_key_value_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     source = _GgufBlocks(gguf, config, floats) if gguf is not None else None
-    keep: list = []
-    mats: list[QMatrix] = []
 
     def floats_of(name: str) -> torch.Tensor:
         w = floats.get(name)
         if w is None:
             raise ValueError(f"the model has no weight {name}")
-        return w.float()
+        return w.float().contiguous()
 
     def matrix(name: str, gguf_name: str | None) -> QMatrix:
         if source is not None and gguf_name is not None:
@@ -163,42 +166,57 @@ def from_floats(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | N
             return blocks.stack(parts)
         return blocks.from_float(torch.cat([floats_of(n) for n in names]))
 
-    layer_fields = []
+    parts: dict = {}
     for i in range(config.num_hidden_layers):
         at, ml = f"model.layers.{i}.self_attn.", f"model.layers.{i}.mlp."
         qkv_names = [at + "q_proj.weight", at + "k_proj.weight", at + "v_proj.weight"]
-        qkv = fused([matrix(n, f"blk.{i}.attn_{x}.weight") for n, x in zip(qkv_names, "qkv", strict=True)], qkv_names)
-        o = matrix(at + "o_proj.weight", f"blk.{i}.attn_output.weight")
         gate_up_names = [ml + "gate_proj.weight", ml + "up_proj.weight"]
-        gate_up = fused([matrix(gate_up_names[0], f"blk.{i}.ffn_gate.weight"),
-                         matrix(gate_up_names[1], f"blk.{i}.ffn_up.weight")], gate_up_names)
-        down = matrix(ml + "down_proj.weight", f"blk.{i}.ffn_down.weight")
         biases = [floats.get(at + f"{x}_proj.bias") for x in "qkv"]
-        bias = torch.cat([b.float() for b in biases]) if all(b is not None for b in biases) else None
-        norms = [floats_of(f"model.layers.{i}.input_layernorm.weight").contiguous(),
-                 floats_of(f"model.layers.{i}.post_attention_layernorm.weight").contiguous()]
-        mats += [qkv, o, gate_up, down]
-        keep += norms + ([bias] if bias is not None else [])
-        layer_fields.append([norms[0].data_ptr(), qkv.desc.data_ptr(), 0 if bias is None else bias.data_ptr(),
-                             o.desc.data_ptr(), norms[1].data_ptr(), gate_up.desc.data_ptr(), down.desc.data_ptr(), 0])
-    embed = matrix("model.embed_tokens.weight", "token_embd.weight")
-    if getattr(config, "tie_word_embeddings", False) or not floats.has("lm_head.weight"):
-        head = embed  # tied: one copy serves the input rows and the logits
-    else:
-        head = matrix("lm_head.weight", "output.weight")
-    mats += [embed] if head is embed else [embed, head]
-    norm = floats_of("model.norm.weight").contiguous()
+        parts |= {
+            f"{i}.attn_norm": floats_of(f"model.layers.{i}.input_layernorm.weight"),
+            f"{i}.qkv": fused([matrix(n, f"blk.{i}.attn_{x}.weight") for n, x in zip(qkv_names, "qkv", strict=True)],
+                              qkv_names),
+            f"{i}.o": matrix(at + "o_proj.weight", f"blk.{i}.attn_output.weight"),
+            f"{i}.mlp_norm": floats_of(f"model.layers.{i}.post_attention_layernorm.weight"),
+            f"{i}.gate_up": fused([matrix(gate_up_names[0], f"blk.{i}.ffn_gate.weight"),
+                                   matrix(gate_up_names[1], f"blk.{i}.ffn_up.weight")], gate_up_names),
+            f"{i}.down": matrix(ml + "down_proj.weight", f"blk.{i}.ffn_down.weight"),
+        }
+        if all(b is not None for b in biases):
+            parts[f"{i}.qkv_bias"] = torch.cat([b.float() for b in biases])
+    parts["embed"] = matrix("model.embed_tokens.weight", "token_embd.weight")
+    if not getattr(config, "tie_word_embeddings", False) and floats.has("lm_head.weight"):
+        parts["head"] = matrix("lm_head.weight", "output.weight")  # else tied: one copy serves input and logits
+    parts["norm"] = floats_of("model.norm.weight")
+    return parts
+
+
+def assemble(config, parts: dict) -> NativeWeights:
+    """The meta array the kernel reads (kernel.c's M_* and L_* fields) over the parts, kept alive with it."""
+    config = config.get_text_config()
+    heads, kv = config.num_attention_heads, config.num_key_value_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    layers = config.num_hidden_layers
+    embed = parts["embed"]
+    head = parts.get("head", embed)
     cos, sin, max_positions = rotary_tables(config, head_dim)
-    keep += [norm, cos, sin, *mats]
+    layer_fields = []
+    for i in range(layers):
+        bias = parts.get(f"{i}.qkv_bias")
+        layer_fields.append([parts[f"{i}.attn_norm"].data_ptr(), parts[f"{i}.qkv"].desc.data_ptr(),
+                             0 if bias is None else bias.data_ptr(), parts[f"{i}.o"].desc.data_ptr(),
+                             parts[f"{i}.mlp_norm"].data_ptr(), parts[f"{i}.gate_up"].desc.data_ptr(),
+                             parts[f"{i}.down"].desc.data_ptr(), 0])
     eps = float(getattr(config, "rms_norm_eps", 1e-6))
-    header = [config.num_hidden_layers, config.hidden_size, heads, kv, head_dim, config.intermediate_size, head.rows,
+    header = [layers, config.hidden_size, heads, kv, head_dim, config.intermediate_size, head.rows,
               struct.unpack("<q", struct.pack("<d", eps))[0], cos.data_ptr(), sin.data_ptr(), max_positions,
-              embed.desc.data_ptr(), norm.data_ptr(), head.desc.data_ptr()]
+              embed.desc.data_ptr(), parts["norm"].data_ptr(), head.desc.data_ptr()]
     header += [0] * (M_META - len(header))
     meta = torch.tensor(header + [v for f in layer_fields for v in f], dtype=torch.int64)
+    mats = [p for p in parts.values() if isinstance(p, QMatrix)]
     kinds = " + ".join(sorted({m.name for m in mats}))
-    return NativeWeights(meta, config.num_hidden_layers, config.hidden_size, kv * head_dim, head.rows, max_positions,
-                         embed, head, kinds, sum(m.nbytes for m in mats), keep)
+    return NativeWeights(meta, layers, config.hidden_size, kv * head_dim, head.rows, max_positions, embed, head,
+                         kinds, sum(m.nbytes for m in mats), [cos, sin, *parts.values()], parts)
 
 
 def inv_freq(config) -> tuple[torch.Tensor, float]:

@@ -4,22 +4,26 @@ float32 matrices (~540 MB for the embedded model).
 
 The first load of a file (transformers' model, the path timed, the quality measured) leaves a record in
 its conversion-cache folder: the model's fingerprint and weight count, which key its machine profile. A
-later load reads the config, generation config and float rows it needs (norms, the embedding, which a
-feature draft and the profile's fingerprint read) from that folder and the 4-bit blocks from the GGUF.
+later load reads the config, generation config and the embedding's float rows (which a feature draft reads)
+from that folder, and the kernel's weights as the first load laid them out (stored.py), or, where they are
+not stored, the GGUF's own blocks, checked against the folder's floats. The first load itself ends as this
+model too (from_module), its float32 module released.
 """
 
 from __future__ import annotations
 
 import json
-from contextlib import suppress
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from .. import conversion_cache
+from . import stored
 from .backend import NativeBackend
-from .build import SafetensorsFloats, from_floats, inv_freq
+from .build import SafetensorsFloats, assemble, inv_freq, parts_of
 
 RECORD = "speclens-native.json"
 
@@ -33,8 +37,12 @@ class Record:
 
 def write_record(folder: Path, record: Record) -> None:
     """Kept beside the converted weights (a failure only means the next launch loads transformers' model)."""
-    with suppress(OSError):
-        (folder / RECORD).write_text(json.dumps(asdict(record)), encoding="utf-8")
+    tmp = folder / f".{RECORD}.{os.getpid()}.tmp"  # then renamed: a launch reading it never sees half of it
+    try:
+        tmp.write_text(json.dumps(asdict(record)), encoding="utf-8")
+        tmp.replace(folder / RECORD)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def read_record(folder: Path) -> Record | None:
@@ -125,7 +133,11 @@ def load(folder: Path, gguf: Path, record: Record, config) -> NativeCausalLM:
     generation = GenerationConfig.from_pretrained(folder)
     tied = bool(getattr(config.get_text_config(), "tie_word_embeddings", False))
     floats = SafetensorsFloats(folder / "model.safetensors", tied)
-    weights = from_floats(config, floats, gguf)
+    parts = stored.load(folder)
+    if parts is None:
+        parts = parts_of(config, floats, gguf)
+        stored.save(folder, parts)
+    weights = assemble(config, parts)
     embed = floats.get("model.embed_tokens.weight").float()
     head = None if tied or not floats.has("lm_head.weight") else floats.get("lm_head.weight").float()
     return NativeCausalLM(config, generation, embed, head, NativeBackend(weights), record, gguf).eval()
@@ -134,6 +146,9 @@ def load(folder: Path, gguf: Path, record: Record, config) -> NativeCausalLM:
 def from_module(model: nn.Module, record: Record) -> NativeCausalLM:
     """A transformers model already on the native path (model.attach) as the light model, keeping its kernel
     weights and its float rows: the rest of its float32 module is released with it."""
+    folder = conversion_cache.lookup(model.speclens_gguf)
+    if folder is not None and not stored.path_in(folder).is_file():
+        stored.save(folder, model.speclens_backend.weights.parts)  # what the next launch reads instead of building
     embed = model.get_input_embeddings().weight.detach()
     head = model.get_output_embeddings().weight.detach()
     light = NativeCausalLM(model.config, model.generation_config, embed, None if head.data_ptr() == embed.data_ptr()
