@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from engine.helpers import reference
 
 from app.engine import DecodeParams, generate
 from app.engine.feature_drafter import FeatureDrafter
@@ -29,8 +30,7 @@ def test_shipped_draft_is_exact_on_the_default_model(default_target):
     stop = target.stop_token_ids[0]
     for chat in CHATS:
         prompt = target.encode_chat([{"role": "user", "content": chat}])
-        expected = target.model.generate(prompt.view(1, -1), do_sample=False, max_new_tokens=32, eos_token_id=stop,
-                                         pad_token_id=stop)[0, len(prompt):].tolist()
+        expected = reference(target.model, prompt, 32, stop)
         for gamma in (1, 2, 4, 8):
             params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=32)
             got = generate(target.model, prompt, drafter, params, stop_token_ids=(stop,)).token_ids

@@ -93,6 +93,11 @@ PROMPTS = ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3])
 
 
 def reference(model, prompt: torch.Tensor, new_tokens: int, stop: int) -> list[int]:
+    """Greedy target-only output: transformers' generate, an anchor outside the engine, where the model is
+    transformers' own; the engine's target-only on the native model, which has no forward of its own (its
+    rows are checked against single steps, and its quality against float32, elsewhere)."""
+    if not hasattr(model, "generate"):
+        return greedy(model, prompt, None, 1, new_tokens, stop)
     out = model.generate(
         prompt.view(1, -1), do_sample=False, max_new_tokens=new_tokens, eos_token_id=stop, pad_token_id=stop
     )

@@ -79,9 +79,10 @@ QUIT = """
             window.chat_flow.send()
 
     from PySide6.QtCore import QTimer
+    from app.gui.app import leave
     timer = QTimer(interval=20, timeout=close_soon)
     timer.start()
-    sys.exit(app.exec())
+    leave(app.exec())  # as the app exits: an abandoned load stage is never torn down under its thread
 """
 
 

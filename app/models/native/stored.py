@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 from functools import cache
 from pathlib import Path
@@ -18,9 +19,17 @@ from .blocks import QMatrix
 @cache
 def layout() -> str:
     """A hash of the modules that decide the bytes (the panel records and the parts' names)."""
-    here = Path(__file__).parent
-    digest = hashlib.sha256(b"".join((here / name).read_bytes() for name in ("blocks.py", "build.py")))
-    return digest.hexdigest()[:12]
+    from . import build
+
+    return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build))).hexdigest()[:12]
+
+
+def _code_of(module) -> bytes:
+    """Its source; in a frozen build, which ships no source, its compiled code (the build fixes it anyway)."""
+    try:
+        return Path(module.__file__).read_bytes()
+    except (OSError, TypeError):
+        return marshal.dumps(module.__loader__.get_code(module.__name__))
 
 
 def path_in(folder: Path) -> Path:
@@ -44,6 +53,9 @@ def save(folder: Path, parts: dict) -> None:
     try:
         save_file(tensors, str(tmp), metadata={"matrices": json.dumps(matrices)})
         tmp.replace(final)
+        for older in folder.glob("speclens-native-*.safetensors"):  # another layout's: never read again
+            if older != final:
+                older.unlink(missing_ok=True)
     except OSError:
         tmp.unlink(missing_ok=True)
 
