@@ -49,10 +49,21 @@ class ExampleFlow:
         chat.example_clicked.connect(self.run)
 
     def measured(self, selection) -> None:
-        """After a load: every drafter the calibration measured gives its speed to the examples using it."""
+        """After a load: only the examples whose draft this target can build (a CPU target already in its
+        cheapest form, the native or the bf16 path, has no self-draft: that example would only say so), and
+        every drafter the calibration measured gives its speed to the examples using it."""
+        self.items = [e for e in examples() if self._buildable(e.draft)]
         if selection is not None:
             self._speeds.update({o.name: (o.label, o.predicted) for o in selection.choice.options})
         self.chat.set_examples([(self._title(e), e.prompt) for e in self.items])
+
+    def _buildable(self, draft: str) -> bool:
+        target = self.model.target
+        if draft != "self" or target is None:
+            return True
+        from app.models.drafts import self_draft_dtype
+
+        return self_draft_dtype(target) is not None
 
     def _speed_text(self, example: Example) -> str | None:
         if example.draft not in self._speeds:

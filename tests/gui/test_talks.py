@@ -80,6 +80,19 @@ def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
     assert window.examples.items[0].prompt in window.chat.toPlainText()
 
 
+def test_an_example_whose_draft_the_target_cannot_build_is_not_offered(qtbot, window, monkeypatch):
+    """On a CPU target already in its cheapest form (the native or the bf16 path: the embedded model's
+    default) the self-draft example would only answer with a refusal: it is left out, the others stay."""
+    from app.models import drafts
+
+    assert any(e.draft == "self" for e in window.examples.items)  # the tiny fp32 target has a bf16 self-draft
+    monkeypatch.setattr(drafts, "self_draft_dtype", lambda target: None)
+    window.examples.measured(None)  # as after a load
+    assert [e.draft for e in window.examples.items] == ["prompt-lookup", "prompt-lookup"]
+    shown = window.chat.toPlainText()
+    assert "self-draft" not in shown and all(e.prompt in shown for e in window.examples.items)
+
+
 def test_race_of_chain_against_tree_shows_tokens_and_nodes_per_round(qtbot, window, tmp_path):
     window.controls.temperature.setValue(0.0)
     window.controls.max_new.setValue(24)
