@@ -230,3 +230,38 @@ def test_out_may_name_a_folder(tmp_path):
     assert result_path(str(tmp_path)) == tmp_path / "bench-results.json"
     assert result_path(str(tmp_path / "new") + "/") == tmp_path / "new" / "bench-results.json"
     assert result_path(str(tmp_path / "res.json")) == tmp_path / "res.json"
+
+
+def test_every_row_runs_at_the_targets_thread_count(tiny_pair_dirs, monkeypatch):
+    """HF's rows need a float32 copy of a target on another path, and that copy's load sets the count timed
+    fastest for it: the report's rows then ran at the copy's count, not at the target's (1 against 2 seen)."""
+    from dataclasses import replace
+
+    import torch
+
+    import app.models
+    from app.cli import build_parser
+    from app.cli.bench_cmd import _load_pair
+    from app.models.kernels import LinearPath, PathChoice
+    from app.models.threads import ThreadChoice
+
+    real = app.models.load_model
+
+    def load(spec, **kwargs):
+        loaded = real(spec, **kwargs)
+        if kwargs.get("dtype") == torch.float32:
+            torch.set_num_threads(1)  # the copy's own timing chose 1
+            return loaded
+        planted = replace(loaded.profile, kernels=PathChoice(LinearPath("bfloat16"), {}, True, "planted"),
+                          threads=ThreadChoice(2, {}, True, "2 threads: planted"))
+        return replace(loaded, profile=planted)  # a target on a bf16 path, 2 threads chosen
+
+    monkeypatch.setattr(app.models, "load_model", load)
+    threads = torch.get_num_threads()
+    try:
+        args = build_parser().parse_args(["bench", "--target", str(tiny_pair_dirs[0]), "--draft", "none"])
+        pair, _ = _load_pair(args)
+        assert pair.hf_model is not None and pair.target.threads.threads == 2
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
