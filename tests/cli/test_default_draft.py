@@ -72,7 +72,8 @@ def test_record_the_readme_recipe_on_the_embedded_model(capsys, tmp_path):
     assert "is not in the local Hugging Face cache" not in err
     run = read(out).runs[0]
     assert run.finished.new_tokens > 0 and run.info["draft"] is not None
-    assert any(s.round.drafted for s in run.steps) or run.info["draft"]["name"] == "prompt lookup"
+    # a lookup drafter (plain or gated per round, as auto times it here) may find no match in 12 tokens
+    assert any(s.round.drafted for s in run.steps) or run.info["draft"]["name"].startswith("prompt lookup")
 
 
 @pytest.mark.parametrize("draft", [None, "auto"])
