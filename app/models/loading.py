@@ -190,10 +190,10 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
-    folder = conversion_cache.lookup(path)
-    record = light.read_record(folder) if folder is not None else None
-    if record is None:
+    found = light.find(path)
+    if found is None:
         return None
+    folder, record = found
     key = machine_profile.key_of_fingerprint(record.fingerprint, dev, requested, asked)
     reuse = machine_profile.Reuse(machine_profile.read(key))
     path_part, threads_part = reuse.part("kernels"), reuse.part("threads")
@@ -219,9 +219,8 @@ def _lighter(model, use_cache: bool):
     gguf = getattr(model, "speclens_gguf", None)
     if not use_cache or gguf is None or not is_native(model) or light.is_light(model):
         return model
-    folder = conversion_cache.lookup(gguf)
-    record = light.read_record(folder) if folder is not None else None
-    return model if record is None else light.from_module(model, record)
+    found = light.find(gguf)
+    return model if found is None else light.from_module(model, *found)
 
 
 def with_transformers(target: LoadedModel) -> LoadedModel:

@@ -45,6 +45,13 @@ def write_record(folder: Path, record: Record) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def find(gguf: Path) -> tuple[Path, Record] | None:
+    """(its conversion-cache folder, its record) where a first load of this GGUF left both, else None."""
+    folder = conversion_cache.lookup(gguf)
+    record = read_record(folder) if folder is not None else None
+    return None if record is None else (folder, record)
+
+
 def read_record(folder: Path) -> Record | None:
     try:
         return Record(**json.loads((folder / RECORD).read_text(encoding="utf-8")))
@@ -143,11 +150,10 @@ def load(folder: Path, gguf: Path, record: Record, config) -> NativeCausalLM:
     return NativeCausalLM(config, generation, embed, head, NativeBackend(weights), record, gguf).eval()
 
 
-def from_module(model: nn.Module, record: Record) -> NativeCausalLM:
+def from_module(model: nn.Module, folder: Path, record: Record) -> NativeCausalLM:
     """A transformers model already on the native path (model.attach) as the light model, keeping its kernel
     weights and its float rows: the rest of its float32 module is released with it."""
-    folder = conversion_cache.lookup(model.speclens_gguf)
-    if folder is not None and not stored.path_in(folder).is_file():
+    if not stored.path_in(folder).is_file():
         stored.save(folder, model.speclens_backend.weights.parts)  # what the next launch reads instead of building
     embed = model.get_input_embeddings().weight.detach()
     head = model.get_output_embeddings().weight.detach()
