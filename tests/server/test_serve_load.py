@@ -138,7 +138,8 @@ def test_a_request_that_disconnects_while_queued_never_runs(tiny_loaded):
         url = f"{server.url}/v1/chat/completions"
         payload = {"model": host.pair.model_id, "messages": [{"role": "user", "content": "go"}], "stream": True}
         with httpx.Client(timeout=TIMEOUT_S) as http, http.stream("POST", url, json=payload) as running:
-            next(running.iter_lines())  # the first answer is running
+            lines = running.iter_lines()  # one iterator: httpx streams a response once
+            next(lines)  # the first answer is running
             with httpx.Client(timeout=TIMEOUT_S) as other, other.stream("POST", url, json=payload) as queued:
                 assert queued.status_code == 200 and next(queued.iter_lines()).startswith("data: ")
                 (waiting,) = host.queued()
@@ -151,7 +152,7 @@ def test_a_request_that_disconnects_while_queued_never_runs(tiny_loaded):
             hold.set()
             # read the first answer to its end: leaving this block early disconnects it, and the server
             # rightly cancels it (seen on a loaded 2-core machine)
-            assert "data: [DONE]" in list(running.iter_lines())
+            assert "data: [DONE]" in list(lines)
         for _ in range(500):
             if len(finished) == 2:
                 break
