@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import rows
 from .events import Top, TopEntries
 from .sampling import sample
 
@@ -98,12 +99,13 @@ def accept(
     n, y, p_x, q_x, ratio, dist, u = decide(p, q, x, generator, greedy)
     overlap = torch.minimum(p[:g], q).sum(-1)
     p_y = p.reshape(-1).gather(0, (n * p.shape[-1] + y).view(1))
-    finite = torch.stack([p.isfinite().all(), q.isfinite().all()]).float()
+    finite = rows.finite_probs(p, q).float()
     k = min(TOP_N, p.shape[-1])
-    top = torch.topk(torch.cat([p, q, dist[None]]), k, dim=-1)  # rows p_1..p_{g+1}, q_1..q_g, dist
+    # rows p_1..p_{g+1}, q_1..q_g, dist: each part on its own (a cat would copy 2g + 2 vocabulary rows)
+    parts = [rows.topk(part, k) for part in (p, q, dist[None])]
     scalars = torch.cat([n.float().view(1), y.float().view(1), p_y, finite])
-    packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, top.indices.float().view(-1),
-                        top.values.view(-1)])
+    packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, *(i.float().view(-1) for _, i in parts),
+                        *(v.view(-1) for v, _ in parts)])
     if before_sync is not None:
         before_sync()
     host = packed.tolist()  # the one host sync

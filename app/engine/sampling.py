@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from . import rows
+
 # Defined torch-free in params.py (the window builds its controls before torch loads); re-exported here.
 from .params import DecodeParams  # noqa: F401
 
@@ -28,12 +30,13 @@ def logits_to_probs(logits: torch.Tensor, params: DecodeParams) -> torch.Tensor:
     if params.greedy:
         # One-hot on the argmax: the acceptance rule then reduces to exact greedy matching.
         probs = torch.zeros_like(logits, dtype=torch.float32)
-        probs.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+        probs.scatter_(-1, rows.argmax(logits).unsqueeze(-1), 1.0)
         # argmax picks a NaN as the maximum: keep broken rows NaN, as softmax would, so accept() sees them.
-        return probs.masked_fill_(logits.isnan().any(-1, keepdim=True), float("nan"))
+        # (amax propagates NaN: one vectorised pass, where isnan().any() walks the row.)
+        return probs.masked_fill_(logits.amax(-1, keepdim=True).isnan(), float("nan"))
     logits = logits.float() / params.temperature
     if 0 < params.top_k < logits.shape[-1]:
-        kth = torch.topk(logits, params.top_k, dim=-1).values[..., -1:]
+        kth = rows.topk(logits, params.top_k)[0][..., -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
     if params.top_p < 1.0:
         sorted_logits, order = torch.sort(logits, dim=-1, descending=True)
@@ -54,7 +57,7 @@ def sample(probs: torch.Tensor, generator: torch.Generator | None, greedy: bool 
     greedy: probs are logits_to_probs' one-hot rows, whose argmax is the only possible draw.
     """
     if greedy:
-        return probs.argmax(-1)
+        return rows.argmax(probs)
     cdf = probs.double().cumsum(-1)  # [..., V]
     u = torch.rand((*cdf.shape[:-1], 1), generator=generator, device=cdf.device, dtype=torch.float64)
     total = cdf[..., -1:]

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import torch
 
+from . import rows
 from .acceptance import TOP_N, NonFiniteError
 from .events import Top
 from .sampling import sample
@@ -168,8 +169,9 @@ def accept_tree(p: torch.Tensor, tree: Tree, generator: torch.Generator, greedy:
     r = tree_rule(p, lay, u)
     y = sample(r.dist, generator, greedy)
     k = min(TOP_N, p.shape[-1])
-    values, ids = torch.topk(torch.cat([p, r.dist[None]]), k, dim=-1)  # [n + 2, k]
-    head = torch.stack([r.stop_row.double(), y.double(), p[r.stop_row, y].double(), p.isfinite().all().double()])
+    top_p, top_dist = rows.topk(p, k), rows.topk(r.dist[None], k)  # [n + 1, k], [1, k]: no cat of vocabulary rows
+    values, ids = torch.cat([top_p[0], top_dist[0]]), torch.cat([top_p[1], top_dist[1]])  # [n + 2, k]
+    head = torch.stack([r.stop_row.double(), y.double(), p[r.stop_row, y].double(), rows.finite_probs(p).double()[0]])
     fields = [r.ok.double(), u, r.p_x, r.accept_prob, r.residual]
     packed = torch.cat([head, *fields, values.double().ravel(), ids.double().ravel()])
     if before_sync is not None:

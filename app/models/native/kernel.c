@@ -103,6 +103,7 @@ static struct {
     atomic_int generation;
     atomic_int done;
     atomic_int sleepers;
+    atomic_int rest; /* set when a Python call returns: workers sleep at once instead of spinning */
     task_fn fn;
     void *ctx;
     int nth;
@@ -127,7 +128,7 @@ static void *worker(void *arg) {
     for (;;) {
         int spins = 0;
         while (atomic_load(&pool.generation) == seen) {
-            if (++spins < SPINS) {
+            if (++spins < SPINS && !atomic_load_explicit(&pool.rest, memory_order_relaxed)) {
                 cpu_relax();
                 continue;
             }
@@ -165,6 +166,7 @@ static void parallel(task_fn fn, void *ctx, int nth) {
     pool.ctx = ctx;
     pool.nth = nth;
     atomic_store(&pool.done, 0);
+    atomic_store(&pool.rest, 0);
     int workers = pool.started;
     atomic_fetch_add(&pool.generation, 1);
     if (atomic_load(&pool.sleepers) > 0) {
@@ -175,6 +177,11 @@ static void parallel(task_fn fn, void *ctx, int nth) {
     fn(ctx, 0, nth);
     while (atomic_load(&pool.done) < workers) cpu_relax();
 }
+
+/* A Python call is over: workers still spinning sleep now. Spinning pays between a pass's regions, which
+ * are microseconds apart; between calls it takes a core from the round's torch work (on 2 cores, 8-14% a
+ * token while the host was busy; no cost when quiet: docs/benchmark.md). The next parallel() wakes them. */
+static void settle(void) { atomic_store(&pool.rest, 1); }
 
 static void share(int count, int ith, int nth, int *lo, int *hi) {
     *lo = (int)((int64_t)count * ith / nth);
@@ -843,6 +850,7 @@ static PyObject *py_forward(PyObject *self, PyObject *args) {
     int nth = thread_count(threads);
     rc = run_forward(&md, n, ptr(tokens), ptr(inputs), pos, held, masked_from, ptr(visible), ptr(kcache), ptr(vcache), cap,
                      ptr(hidden_out), keep, ptr(logits_out), nth);
+    settle();
     pthread_mutex_unlock(&pool.run_lock);
     Py_END_ALLOW_THREADS
     if (rc != 0) return PyErr_NoMemory();
@@ -867,6 +875,7 @@ static PyObject *py_matmul(PyObject *self, PyObject *args) {
     for (int r = 0; r < rows; r++)
         quantize_row((const float *)ptr(x) + (size_t)r * w->k, (int)w->k, xq + (size_t)r * (w->k / BLOCK));
     matmul(w, xq, rows, ptr(out), thread_count(threads));
+    settle();
     pthread_mutex_unlock(&pool.run_lock);
     Py_END_ALLOW_THREADS
     free(xq);
