@@ -159,6 +159,7 @@ class MainWindow(QMainWindow):
         model.pair_changed.connect(lambda: controls.set_auto_gamma(model.auto))  # before the status reads it
         conversation.opened.connect(stats.reset)  # the statistics and the step-through are the open chat's
         conversation.opened.connect(self.step.clear)
+        model.state_changed.connect(lambda state: self.step.set_busy(state is not State.IDLE))
         conversation.answer_ended.connect(lambda _index: self.model_flow.recheck_choice())
         conversation.answer_ended.connect(lambda _index: status.refresh())
         conversation.answer_ended.connect(lambda _index: self.focus_input())  # the next question, typed at once

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -108,7 +108,7 @@ class GenerationWorker(QObject):
         try:
             with torch.inference_mode():
                 if request.baseline_steps:
-                    step = self._time_target_steps(request, common)
+                    step = self._time_target_steps(request)
                     if step is not None:
                         self.baseline.emit(step)
                 batch: list = []
@@ -129,15 +129,10 @@ class GenerationWorker(QObject):
             self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
 
     @staticmethod
-    def _time_target_steps(request: GenerationRequest, common: dict) -> float | None:
-        """Mean target-only step on this prompt, prefill round excluded: the speedup baseline."""
-        from app.engine import decode
+    def _time_target_steps(request: GenerationRequest) -> float | None:
+        """The speedup baseline on this prompt (app.models.baseline: the median step, prefill left out)."""
+        from app.models.baseline import time_target_steps
 
         read = getattr(request.params, "ungated", request.params)  # not held by a paused step-through
-        params = replace(read(), max_new_tokens=request.baseline_steps + 1, seed=0)
-        times = [
-            e.verify_time
-            for e in decode(request.target.model, request.input_ids, None, params, static=request.static, **common)
-            if isinstance(e, RoundEvent) and e.round > 0
-        ]
-        return sum(times) / len(times) if times else None
+        return time_target_steps(request.target, request.input_ids, read(), steps=request.baseline_steps,
+                                 static=request.static, cancel=request.cancel)

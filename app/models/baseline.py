@@ -3,13 +3,15 @@
 It is the base of every measured speedup (the server's, a recording's) and the machine profile's
 reference for live rounds (live_check.py): a round's verify time is what this loop spends, so it is
 compared against this, not against the bare forward pass that v(n) times. BASELINE_STEPS rounds after
-the prefill round, which warms the cache and is left out; EOS does not end it. The speedup baseline is
-their mean (what a plain answer spends), the profile's reference their median (as live_check compares
-medians). No Qt.
+the prefill round, which warms the cache and is left out; EOS does not end it. Both the speedup baseline
+and the profile's reference are their median: a step that shared the cores with other work (the window
+building its plots, another program) only reads slower, and in the mean three such steps of six read a
+6 ms step as 20 ms and a 1x answer as 6x. No Qt.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,6 @@ def target_steps(target, ids: torch.Tensor, params, *, steps: int = BASELINE_STE
 
 
 def time_target_steps(target, ids: torch.Tensor, params, **kwargs) -> float | None:
-    """The speedup baseline: the mean of target_steps (what a plain answer spends per token); None if none ran."""
+    """The speedup baseline: the median of target_steps (seconds a token); None if none ran."""
     times = target_steps(target, ids, params, **kwargs)
-    return sum(times) / len(times) if times else None
+    return statistics.median(times) if times else None
