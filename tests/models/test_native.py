@@ -96,3 +96,19 @@ def test_a_later_tree_level_sees_only_its_ancestors_among_the_cached_levels(pair
     cache.rollback(8)
     second[0, 7] = True
     assert not torch.equal(native.tree_forward(cache, ids[7:8], torch.tensor([7]), second, keep=1)[0], chain)
+
+
+def test_threads_kept_off_their_cores_lose_and_double_no_work(pair):
+    """Six threads on this machine's few cores: workers are often late for a region, and the caller claims
+    the chunks they would have taken. Every pass still equals the one-thread pass bit for bit."""
+    _, native = pair
+    ids = torch.randint(0, 80, (9,))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        alone = native.forward(native.new_cache(), ids, keep=9)
+        torch.set_num_threads(6)
+        for _ in range(40):
+            assert torch.equal(native.forward(native.new_cache(), ids, keep=9), alone)
+    finally:
+        torch.set_num_threads(threads)

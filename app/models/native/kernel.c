@@ -101,7 +101,8 @@ static struct {
     pthread_t threads[MAX_THREADS];
     int started;
     atomic_int generation;
-    atomic_int done;
+    atomic_int gate; /* workers that joined this generation's task, and CLOSED once the caller takes no more */
+    atomic_int done; /* joined workers that finished it */
     atomic_int sleepers;
     atomic_int rest; /* set when a Python call returns: workers sleep at once instead of spinning */
     task_fn fn;
@@ -122,6 +123,25 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+#define CLOSED (1 << 30)
+
+/* The task's next unclaimed chunk (claim), on a cache line of its own: the
+ * workers spin on the pool's line, and a claim's write there would pull it from under them. */
+static _Alignas(64) struct {
+    atomic_int next;
+    char pad[64 - sizeof(atomic_int)];
+} chunks;
+
+/* A worker takes part in the current task only while its gate is open. One that the scheduler kept off
+ * its core (the window painting, another program, a busy host) finds it closed and the work done: the
+ * caller never waits for a thread that has not started, only for the items joined threads hold. */
+static int join(void) {
+    int seen = atomic_load(&pool.gate);
+    while (!(seen & CLOSED))
+        if (atomic_compare_exchange_weak(&pool.gate, &seen, seen + 1)) return 1;
+    return 0;
+}
+
 static void *worker(void *arg) {
     int ith = (int)(intptr_t)arg;
     int seen = pool.start_generation[ith]; /* not the current one: the first task may already be out */
@@ -139,6 +159,7 @@ static void *worker(void *arg) {
             pthread_mutex_unlock(&pool.lock);
         }
         seen = atomic_load(&pool.generation);
+        if (!join()) continue; /* late: the caller did this task's work itself */
         if (ith < pool.nth) pool.fn(pool.ctx, ith, pool.nth);
         atomic_fetch_add(&pool.done, 1);
     }
@@ -158,6 +179,7 @@ static int ensure_workers(int nth) {
 
 /* Run fn(ctx, ith, nth) for ith in 0..nth-1, the caller taking ith 0; returns when all are done. */
 static void parallel(task_fn fn, void *ctx, int nth) {
+    atomic_store(&chunks.next, 0);
     if (nth <= 1) {
         fn(ctx, 0, 1);
         return;
@@ -166,8 +188,8 @@ static void parallel(task_fn fn, void *ctx, int nth) {
     pool.ctx = ctx;
     pool.nth = nth;
     atomic_store(&pool.done, 0);
+    atomic_store(&pool.gate, 0); /* after fn, ctx, next and done: a worker that joins sees this task whole */
     atomic_store(&pool.rest, 0);
-    int workers = pool.started;
     atomic_fetch_add(&pool.generation, 1);
     if (atomic_load(&pool.sleepers) > 0) {
         pthread_mutex_lock(&pool.lock);
@@ -175,7 +197,8 @@ static void parallel(task_fn fn, void *ctx, int nth) {
         pthread_mutex_unlock(&pool.lock);
     }
     fn(ctx, 0, nth);
-    while (atomic_load(&pool.done) < workers) cpu_relax();
+    int joined = atomic_fetch_or(&pool.gate, CLOSED); /* no item is left: no one else may join */
+    while (atomic_load(&pool.done) < joined) cpu_relax();
 }
 
 /* A Python call is over: workers still spinning sleep now. Spinning pays between a pass's regions, which
@@ -183,9 +206,25 @@ static void parallel(task_fn fn, void *ctx, int nth) {
  * token while the host was busy; no cost when quiet: docs/benchmark.md). The next parallel() wakes them. */
 static void settle(void) { atomic_store(&pool.rest, 1); }
 
-static void share(int count, int ith, int nth, int *lo, int *hi) {
-    *lo = (int)((int64_t)count * ith / nth);
-    *hi = (int)((int64_t)count * (ith + 1) / nth);
+/* A task's items in chunks, each claimed by whichever thread asks next: not shared out in fixed parts, so
+ * a thread the scheduler delays holds one chunk, not half the task, and one that never joins holds none.
+ * Each item is computed whole by one thread, so the results do not depend on who claims what. */
+typedef struct {
+    int count, size; /* items, items a chunk */
+} Chunks;
+
+static Chunks chunked(int count, int nth) {
+    int size = count / (4 * nth); /* about four chunks a thread: a delayed thread's last one is short */
+    return (Chunks){count, size > 0 ? size : 1};
+}
+
+/* The next chunk's items [lo, hi); 0 when none is left. */
+static int claim(const Chunks *c, int *lo, int *hi) {
+    int64_t start = (int64_t)atomic_fetch_add_explicit(&chunks.next, 1, memory_order_relaxed) * c->size;
+    if (start >= c->count) return 0;
+    *lo = (int)start;
+    *hi = c->count - start < c->size ? c->count : (int)start + c->size;
+    return 1;
 }
 
 /* ---------------------------------------------------------------- activations ------------------------ */
@@ -451,8 +490,9 @@ typedef struct {
 static void matmul_task(void *ctx, int ith, int nth) {
     MatmulTask *t = ctx;
     int lo, hi;
-    share((int)(t->w->n / PANEL), ith, nth, &lo, &hi);
-    for (int p = lo; p < hi; p++) panel_rows(t->w, p, t->x, t->rows, t->out, t->ldo);
+    Chunks c = chunked((int)(t->w->n / PANEL), nth);
+    while (claim(&c, &lo, &hi))
+        for (int p = lo; p < hi; p++) panel_rows(t->w, p, t->x, t->rows, t->out, t->ldo);
 }
 
 /* out [rows, w->n] = x [rows, w->k] @ w^T, x already quantized */
@@ -714,12 +754,13 @@ static void attend(const AttentionTask *t, int i, int g, float *scores, int *slo
 
 static void attention_task(void *ctx, int ith, int nth) {
     AttentionTask *t = ctx;
-    int jobs = t->n * t->md->kv_heads, lo, hi;
-    share(jobs, ith, nth, &lo, &hi);
+    int lo, hi;
+    Chunks c = chunked(t->n * t->md->kv_heads, nth);
     size_t room = (size_t)(t->held + t->n);
-    float *scores = t->scratch + (size_t)ith * room * MAX_GROUP;
+    float *scores = t->scratch + (size_t)ith * room * MAX_GROUP; /* each thread's own: ith < nth */
     int *slots = t->slots + (size_t)ith * room;
-    for (int job = lo; job < hi; job++) attend(t, job / t->md->kv_heads, job % t->md->kv_heads, scores, slots);
+    while (claim(&c, &lo, &hi))
+        for (int job = lo; job < hi; job++) attend(t, job / t->md->kv_heads, job % t->md->kv_heads, scores, slots);
 }
 
 static void *grab(size_t bytes, int *failed) {
