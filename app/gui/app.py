@@ -62,6 +62,9 @@ def run(options: GuiOptions) -> int:
 
     window = MainWindow(target_spec=options.target, draft_spec=options.draft, autoload=options.replay is None)
     window.show()
+    # Asked to be the active window: where no window manager activates a new window (a bare X server, some
+    # kiosk setups for talks), typed keys reached the input but its shortcuts (Ctrl+Enter sends) did not fire.
+    window.activateWindow()
     if startup_trace.enabled():
         _trace_startup(app, window)
     if options.replay is not None:
