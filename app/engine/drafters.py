@@ -152,14 +152,19 @@ class PromptLookupDrafter:
         pass
 
     def propose(self, ids_list: list[int], gamma: int) -> list[int]:
+        return self.match(ids_list, gamma)[1]
+
+    def match(self, ids_list: list[int], gamma: int) -> tuple[int, list[int]]:
+        """(n, continuation): the longest n-gram suffix of the context found earlier in it, and up to γ tokens
+        that followed it there; (0, []) when none is found."""
         n_ctx = len(ids_list)
         for n in range(min(self.max_ngram, n_ctx - 1), self.min_ngram - 1, -1):
             tail = ids_list[-n:]
             # Latest match first: recent text is the likeliest to repeat.
             for start in range(n_ctx - n - 1, -1, -1):
                 if ids_list[start : start + n] == tail:
-                    return before_any(ids_list[start + n : start + n + gamma], self.never)
-        return []
+                    return n, before_any(ids_list[start + n : start + n + gamma], self.never)
+        return 0, []
 
     def draft(self, ids, ids_list, gamma, params, vocab_size):
         return self.draft_on(ids.device, ids_list, gamma, vocab_size)

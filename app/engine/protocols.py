@@ -287,5 +287,9 @@ class LookupElse(Protocol):
 
 
 class GatedLookup(Protocol):
-    alphas: list[float]  # the live acceptance per match position
+    @property
+    def alphas(self) -> list[float]:
+        """The live acceptance per match position (of the match length likeliest to pay)."""
+        ...
+
     baseline: float  # tokens per target step of the round run instead of a proposal

@@ -52,9 +52,10 @@ def test_alpha_is_learned_from_the_rounds(vocab34_pair):
     result = generate(target, prompt, drafter, params, stop_token_ids=(1,))
     tested = sum(min(r.drafted, r.accepted + 1) for r in result.rounds if r.drafted)
     accepted = sum(r.accepted for r in result.rounds)
-    assert tested and min(drafter.alphas) < 0.99
-    # Each rejection pulls the α of its position down by 15%.
-    assert (min(drafter.alphas) < 0.99 * 0.9) == (accepted < tested)
+    learned = min(a for row in drafter.by_length.values() for a in row)
+    assert tested and learned < 0.99
+    # Each rejection pulls the α of its match length and position down by 15%.
+    assert (learned < 0.99 * 0.9) == (accepted < tested)
 
 
 def test_greedy_equals_target_only(vocab34_pair):
@@ -100,4 +101,20 @@ def test_positions_past_the_rounds_gamma_are_learned(vocab34_pair):
     drafter = GatedLookupDrafter(FLAT, 0.5)
     params = DecodeParams(gamma=1, temperature=0, max_new_tokens=32, seed=0)
     generate(target, torch.tensor([5, 9, 12, 20, 3, 3, 8, 14, 20, 3]), drafter, params, stop_token_ids=(1,))
-    assert drafter.alphas[1] != 0.5
+    assert any(row[1] != 0.5 for row in drafter.by_length.values())
+
+
+def test_alpha_is_kept_per_match_length():
+    """A context whose three-token suffixes copy earlier text while its one-token matches do not: the
+    drafter learns both, then proposes on a three-token match and not on a one-token one. With one α for
+    all lengths (the planted twin) the one-token matches would drag it down and nothing would be proposed."""
+    copied = list(range(10, 40))
+    noise = [t for i in range(30) for t in (50, 60 + i)]  # 50 is always followed by something new
+    text = copied + noise + copied
+    drafter = GatedLookupDrafter(STEEP, 0.5)  # a proposal pays from α 0.7 up
+    for i in range(len(copied) + 2, len(text)):
+        drafter.propose(text[:i], 4)
+    assert drafter.by_length[1][0] < 0.3 and drafter.by_length[3][0] > 0.9
+    assert drafter.propose(text[:-3] + [50], 4) == []  # "50" alone: a one-token match
+    copy = drafter.propose(copied[:12] + noise[:6] + copied[:5], 4)  # "12 13 14": a three-token match
+    assert copy and copy == copied[5 : 5 + len(copy)]
