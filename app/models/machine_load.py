@@ -24,11 +24,11 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 BUSY_OTHERS = 0.5  # other processes' load per core above which a timing is called busy
 BUSY_SHARE = 0.85  # the measuring thread's CPU share below which a timing is called busy
-SPOT_SECONDS = 0.03  # how long `spot()` spins to read the share when no timing is running
+SPOT_SECONDS = 0.1  # how long `spot()` spins when no timing runs: ten of /proc/stat's 10 ms ticks
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class Reading:
     thread_cpu: float  # CPU seconds of the calling thread so far
     process_cpu: float  # CPU seconds of this process (all its threads) so far
     run_delay: float | None = None  # seconds the calling thread sat runnable without a core (Linux), else None
+    machine_cpu: float | None = None  # CPU seconds all the machine's cores have spent busy (Linux), else None
 
 
 def read_machine() -> Reading:
@@ -46,7 +47,19 @@ def read_machine() -> Reading:
         loadavg = os.getloadavg()[0]
     except (AttributeError, OSError):  # Windows has none: the share alone decides there
         loadavg = 0.0
-    return Reading(loadavg, time.thread_time(), time.process_time(), _run_delay())
+    return Reading(loadavg, time.thread_time(), time.process_time(), _run_delay(), _machine_cpu())
+
+
+def _machine_cpu() -> float | None:
+    """Busy CPU seconds of every core so far, from the first line of /proc/stat: user, nice, system, irq,
+    softirq and steal (the hypervisor's other guests slow a timing as much as a local process does)."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:9]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
+        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _run_delay() -> float | None:
@@ -136,9 +149,22 @@ def watch() -> Watch:
 
 
 def spot(seconds: float = SPOT_SECONDS) -> Load:
-    """The machine now, when nothing is being timed: a short spin on this thread reads its CPU share."""
-    with watch() as w:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            pass
-    return w.load
+    """The machine now, when nothing is being timed: a short spin on this thread reads its CPU share.
+
+    The spin needs one core, but a timing runs on every core. On two cores with another program holding
+    one, the spin read a share of 1.0 while each timing read 0.72 and was called busy: every launch
+    measured again, and was busy again. So where the machine's counters show (Linux) what other work
+    took meanwhile, the share is the one a thread of a timing on every core would get beside it."""
+    start, t0 = reader(), time.perf_counter()
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        pass
+    stop = reader()
+    wall = max(time.perf_counter() - t0, 1e-9)
+    load = between(start, stop, wall)
+    if start.machine_cpu is None or stop.machine_cpu is None:
+        return load
+    ours = stop.process_cpu - start.process_cpu
+    others = max(0.0, stop.machine_cpu - start.machine_cpu - ours) / wall  # cores' worth of other work
+    whole = load.cores / (load.cores + others)
+    return replace(load, share=round(min(load.share, whole), 3))

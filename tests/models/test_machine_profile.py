@@ -173,3 +173,23 @@ def test_a_busy_profile_gives_no_live_verdict(tiny_pair_dirs):
     for r in _rounds(target.profile, 2.0, ROUNDS):
         check.observe(r)
     assert check.disagreement is None
+
+
+def test_the_spot_reading_counts_what_other_work_takes_of_every_core(monkeypatch):
+    """The spin is one thread and finds a core free while another program holds half the machine; a timing
+    on every core would not. The machine's own counters say so, and the spot reading is busy. Without them
+    (the planted twin: the spin's share alone) it read quiet and every launch timed again."""
+    cores = machine_load.between(Reading(0, 0, 0), Reading(0, 0, 0), 1.0).cores
+    seconds = machine_load.SPOT_SECONDS
+
+    def readings(others_cores: float):
+        marks = iter([Reading(0.1, 0.0, 0.0, 0.0, 100.0),
+                      Reading(0.1, seconds, seconds, 0.0, 100.0 + seconds * (1 + others_cores))])
+        return lambda: next(marks)
+
+    with machine_load.use_reader(readings(cores * 0.5)):
+        crowded = machine_load.spot()
+    assert crowded.busy and crowded.share < machine_load.BUSY_SHARE
+    with machine_load.use_reader(readings(0.0)):
+        assert not machine_load.spot().busy
+    assert machine_load.read_machine().machine_cpu is not None  # Linux: the counters are read
