@@ -22,6 +22,7 @@ from app.engine.policy import (
     AutoGamma,
     Choice,
     DrafterProfile,
+    GatedLookupGamma,
     LookupElseGamma,
     Option,
     TreeSize,
@@ -84,7 +85,9 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> AutoGamma | TreeSize | LookupElseGamma | None:
+    def auto_gamma(
+        self, gamma_max: int = AUTO_GAMMA_MAX
+    ) -> AutoGamma | GatedLookupGamma | TreeSize | LookupElseGamma | None:
         """A live γ controller for the chosen drafter (a chosen tree keeps its measured size); None for target-only."""
         profile = self.profile()
         if self.drafter is None or profile is None:
@@ -92,6 +95,8 @@ class Selection:
         if isinstance(self.drafter, LookupElseDrafter):
             lookup = next(p for p in self.calibration.profiles if p.name == PROMPT_LOOKUP)
             return LookupElseGamma(self.drafter, lookup, profile, self.calibration.verify, gamma_max)
+        if isinstance(self.drafter, GatedLookupDrafter):
+            return GatedLookupGamma(self.drafter, profile, self.calibration.verify, gamma_max)
         if self.choice.tree:
             return TreeSize(profile, self.calibration.verify, self.choice.nodes, self.choice.gamma)
         return AutoGamma(profile, self.calibration.verify, gamma_max)

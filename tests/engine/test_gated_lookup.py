@@ -118,3 +118,25 @@ def test_alpha_is_kept_per_match_length():
     assert drafter.propose(text[:-3] + [50], 4) == []  # "50" alone: a one-token match
     copy = drafter.propose(copied[:12] + noise[:6] + copied[:5], 4)  # "12 13 14": a three-token match
     assert copy and copy == copied[5 : 5 + len(copy)]
+
+
+def test_gamma_follows_the_gates_alpha_past_the_proposed_positions():
+    """Per-round lookup's γ comes from the gate's α, which learns every position of a match. AutoGamma's own
+    α learns only proposed positions: from γ 1, with α 0.95 at position 1 and the calibrated 0.25 beyond, it
+    stays at γ 1 for good (the planted twin: AutoGamma's γ), and a copying answer verified one token a round."""
+    from app.engine.policy import AutoGamma, DrafterProfile, GatedLookupGamma
+
+    native = VerifyCosts((1.0, 1.07, 1.29, 1.48, 1.67, 1.95, 2.2, 2.45, 2.7))  # the embedded model's, 2 threads
+    profile = DrafterProfile("prompt-lookup", "prompt lookup", 0.0, 0.25, (0.95, 0.25, 0.25, 0.25))
+    drafter = GatedLookupDrafter(native, 0.25)
+    for row in drafter.by_length.values():
+        row[:] = [0.95] * len(row)  # a copy: every position agreed
+    assert AutoGamma(profile, native).gamma() == 1
+    assert GatedLookupGamma(drafter, profile, native).gamma() > 4
+    # and auto's choice of per-round lookup is steered by it
+    from app.engine.policy import Choice
+    from app.models.calibration import Calibration, Selection
+
+    chosen = Selection(drafter, "prompt-lookup", Choice("prompt-lookup", 1, 1.07, "per round"),
+                       Calibration(native, (profile,), True, 0.0, "CPU"))
+    assert chosen.auto_gamma().gamma() > 4

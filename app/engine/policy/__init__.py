@@ -21,14 +21,14 @@ from .cost import (
     tree_accepted,
 )
 from .live import AUTO_GAMMA_START, LIVE_WEIGHT, AutoGamma, TreeSize
-from .live_lookup import DRAFT, EXPLORE_EVERY, LOOKUP, TARGET, LookupElseGamma
+from .live_lookup import DRAFT, EXPLORE_EVERY, LOOKUP, TARGET, GatedLookupGamma, LookupElseGamma
 from .lookup_cost import best_draft_gamma, mixed_speedup, predict, round_yield, worth_proposing
 from .switch import MEASURED_FLOOR, MEASURED_TOKENS, RECHECK_ROUNDS, Switch, recheck
 
 __all__ = [
     "AUTO_GAMMA_MAX", "AUTO_GAMMA_START", "DRAFT", "EXPLORE_EVERY", "LIVE_WEIGHT", "LOOKUP", "MARGIN",
     "MEASURED_FLOOR", "MEASURED_TOKENS", "RECHECK_ROUNDS", "TARGET", "TREE_DEPTH", "TREE_MODES", "TREE_NODES_MAX",
-    "AutoGamma", "Choice", "DrafterProfile", "Limit", "LookupElseGamma", "Option", "Switch", "TreeSize",
+    "AutoGamma", "Choice", "DrafterProfile", "GatedLookupGamma", "Limit", "LookupElseGamma", "Option", "Switch", "TreeSize",
     "VerifyCosts", "best_draft_gamma", "best_gamma", "best_nodes", "chain_speedup", "choose", "expected_tokens",
     "limit_of", "mixed_speedup", "option_for", "predict", "recheck", "round_yield", "speedup", "tree_accepted",
     "worth_proposing",

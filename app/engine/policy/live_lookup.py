@@ -19,7 +19,7 @@ from .live import LIVE_WEIGHT, AutoGamma
 from .lookup_cost import mixed_speedup, round_yield, worth_proposing
 
 if TYPE_CHECKING:
-    from ..protocols import LookupElse
+    from ..protocols import GatedLookup, LookupElse
 
 LOOKUP, DRAFT, TARGET = "lookup", "draft", "target"  # who proposed a round (TARGET: nobody, a target step)
 EXPLORE_EVERY = 16  # while the draft is off, every this many target-only rounds one drafts, so its live rate can recover
@@ -87,3 +87,19 @@ class LookupElseGamma:
         """E[tokens a round] over both kinds of round, weighted by the live share of lookup rounds."""
         other = round_yield(self.draft.profile, self.draft.gamma(), self.verify)[0] if self.draft_pays else 1.0
         return self.share * self.lookup_round[0] + (1 - self.share) * other
+
+
+class GatedLookupGamma(AutoGamma):
+    """AutoGamma for prompt lookup decided per round (gated_lookup.GatedLookupDrafter), but γ is the longest
+    proposal the drafter's own α wants. AutoGamma's α learns only the positions a round proposed, so from
+    γ 1 it never learned that a copy goes on: the "lookup shines" example stayed at γ 1 with α 0.94 a round.
+    The gate learns every position of a match, proposed or not, and cuts each proposal to what pays."""
+
+    def __init__(self, lookup: GatedLookup, profile: DrafterProfile, verify: VerifyCosts,
+                 gamma_max: int = AUTO_GAMMA_MAX, weight: float = LIVE_WEIGHT) -> None:
+        super().__init__(profile, verify, gamma_max, weight)
+        self.lookup = lookup
+
+    def gamma(self) -> int:
+        # Never 0: a round with γ 0 never asks the drafter, so the lookup could neither propose nor learn.
+        return max(1, worth_proposing(self.gamma_max, self.lookup.alphas, self.verify, self.lookup.baseline))
