@@ -52,11 +52,6 @@ class GatedLookupDrafter(PromptLookupDrafter):
         round's match is known (the proposal itself is cut by its own length's α)."""
         return [max(row[i] for row in self.by_length.values()) for i in range(AUTO_GAMMA_MAX)]
 
-    @property
-    def alpha(self) -> float:
-        """α at the first position of a match."""
-        return self.alphas[0]
-
     def begin(self) -> None:
         self._last = None
 

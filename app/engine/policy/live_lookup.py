@@ -25,6 +25,12 @@ LOOKUP, DRAFT, TARGET = "lookup", "draft", "target"  # who proposed a round (TAR
 EXPLORE_EVERY = 16  # while the draft is off, every this many target-only rounds one drafts, so its live rate can recover
 
 
+def lookup_gamma(lookup: GatedLookup, gamma_max: int, verify: VerifyCosts) -> int:
+    """The longest proposal the gated lookup's live α wants, and never 0: a round with γ 0 never asks the
+    drafter, so the lookup could neither propose nor learn."""
+    return max(1, worth_proposing(gamma_max, lookup.alphas, verify, lookup.baseline))
+
+
 class LookupElseGamma:
     """A LiveController with AutoGamma's attributes (callers need not ask which)."""
 
@@ -71,9 +77,7 @@ class LookupElseGamma:
         self._sync()
 
     def gamma(self) -> int:
-        lookup = self.drafter.lookup
-        # Never 0: a round with γ 0 never asks the drafter, so the lookup could neither propose nor learn.
-        return max(1, self.drafter.draft_gamma, worth_proposing(self.gamma_max, lookup.alphas, self.verify, lookup.baseline))
+        return max(self.drafter.draft_gamma, lookup_gamma(self.drafter.lookup, self.gamma_max, self.verify))
 
     @property
     def predicted(self) -> float:
@@ -101,5 +105,4 @@ class GatedLookupGamma(AutoGamma):
         self.lookup = lookup
 
     def gamma(self) -> int:
-        # Never 0: a round with γ 0 never asks the drafter, so the lookup could neither propose nor learn.
-        return max(1, worth_proposing(self.gamma_max, self.lookup.alphas, self.verify, self.lookup.baseline))
+        return lookup_gamma(self.lookup, self.gamma_max, self.verify)

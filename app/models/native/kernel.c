@@ -177,7 +177,9 @@ static int ensure_workers(int nth) {
     return nth < pool.started + 1 ? nth : pool.started + 1;
 }
 
-/* Run fn(ctx, ith, nth) for ith in 0..nth-1, the caller taking ith 0; returns when all are done. */
+/* Run a task on up to nth threads: the caller calls fn(ctx, 0, nth), each worker that joins in time
+ * fn(ctx, ith, nth) (ith: its own scratch); fn claims the task's items (claim). Returns when every item is
+ * done, without waiting for a worker that did not join. */
 static void parallel(task_fn fn, void *ctx, int nth) {
     atomic_store(&chunks.next, 0);
     if (nth <= 1) {
