@@ -75,10 +75,7 @@ class DraftLayer(nn.Module):
 
 def attend(q, k, v, mask):
     """q [B, h, L, d], k/v [B, kvh, S, d], mask bool [B or 1, 1, L, S] or None (attend to all)."""
-    if k.shape[1] != q.shape[1]:
-        rep = q.shape[1] // k.shape[1]
-        k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=k.shape[1] != q.shape[1])
 
 
 class FeatureDraftModel(nn.Module):
@@ -170,7 +167,4 @@ def draft_tree_forward(model: FeatureDraftModel, rotary, embeds, feats, cache: D
 
 
 def _causal(q, k, v):
-    if k.shape[1] != q.shape[1]:
-        rep = q.shape[1] // k.shape[1]
-        k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
-    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=k.shape[1] != q.shape[1])

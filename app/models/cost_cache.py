@@ -25,8 +25,9 @@ CACHE_NAME = "drafter-costs.json"
 # 7: bf16 attention in fixed blocks (v(n) fell by half: older verify costs would keep auto from drafting) and a timed tree pass;
 # 8: one machine profile per model (kernels, threads, v(n), drafters), each part with the load it was timed under;
 # 9: a bf16 path is kept only where a twin of the whole model passes the row probe (row_probe.py);
-# 10: auto offers the native C model beside torch's paths (a forced native choice has a key of its own).
-CACHE_FORMAT = 10
+# 10: auto offers the native C model beside torch's paths (a forced native choice has a key of its own);
+# 11: a feature draft beside a native target runs on the native kernel (its c fell about threefold).
+CACHE_FORMAT = 11
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 
 

@@ -33,6 +33,8 @@ from app.engine.feature_net import FeatureDraftModel
 from app.paths import resource_path, user_data_dir
 
 from .errors import CorruptModel, IncompatibleModels, ModelNotFound
+from .native.draft import native_feature_drafter
+from .native.model import is_native
 from .packed import hint_of, pack_linear, pack_linears
 from .specs import TRAINED_CONFIG, TRAINED_DRAFT
 
@@ -164,6 +166,8 @@ def load_trained_draft(path: str | Path, target, min_confidence: float | None = 
     draft = draft.to(device=head.device, dtype=head.dtype)
     name = data.get("name") or path.name
     drafter = FeatureDrafter(draft, model, name=f"{name} (trained feature draft)", min_confidence=min_confidence)
+    if is_native(model):
+        return native_feature_drafter(drafter)
     hint = hint_of(model)
     return drafter if hint is None else pack_feature_drafter(drafter, hint)
 

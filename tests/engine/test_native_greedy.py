@@ -104,8 +104,11 @@ def expected(native_target):
 @pytest.fixture(scope="module")
 def trained(native_target):
     from app.models import make_drafter
+    from app.models.native.draft import NativeLinear
 
-    return make_drafter("trained", native_target)  # the shipped feature draft (resources/drafts)
+    drafter = make_drafter("trained", native_target)  # the shipped feature draft (resources/drafts)
+    assert isinstance(drafter.reduced_head, NativeLinear)  # its linears run on the native kernel too
+    return drafter
 
 
 def _chains(target, trained) -> dict:
