@@ -128,7 +128,8 @@ def choice_lines(choice: dict) -> list[str]:
              "- verify cost v(n), n = 1..: " + " ".join(f"{s / v[0]:.2f}" for s in v)
              + f" (one target step {1000 * v[0]:.1f} ms; one head row {1000 * choice['head_seconds']:.1f} ms)"]
     for p in choice["profiles"]:
-        lines.append(f"- {p['label']}: c {p['c']:.3f}, α {p['alpha']:.3f}, proposes in {p['coverage']:.0%} of rounds"
+        first = f" (+{p['c_round']:.3f} a round)" if p.get("c_round") else ""
+        lines.append(f"- {p['label']}: c {p['c']:.3f}{first}, α {p['alpha']:.3f}, proposes in {p['coverage']:.0%} of rounds"
                      f" → best γ {p['gamma']}, predicted {p['predicted']:.2f}×")
     return lines
 

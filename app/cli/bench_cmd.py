@@ -340,7 +340,7 @@ def choice_json(selection) -> dict:
         "drafter": choice.drafter, "gamma": choice.gamma, "predicted": choice.predicted, "reason": choice.reason,
         "cached": cal.cached, "verify_seconds": list(cal.verify.seconds), "head_seconds": cal.verify.head,
         "profiles": [
-            {"name": p.name, "label": p.label, "c": p.c, "alpha": p.alpha, "coverage": p.coverage,
+            {"name": p.name, "label": p.label, "c": p.c, "c_round": p.c_round, "alpha": p.alpha, "coverage": p.coverage,
              "per_position": list(p.per_position), "gamma": options[p.name].gamma,
              "predicted": options[p.name].predicted}
             for p in cal.profiles

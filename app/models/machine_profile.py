@@ -192,7 +192,8 @@ def describe(profile: MachineProfile) -> list[str]:
     for d in profile.drafters:
         p = d.profile
         tree = f", tree c {p.tree_c:.2f}" if p.tree_accepted else ""
-        lines.append(f"  drafter {p.label}: c {p.c:.3f} target steps, α {p.alpha:.2f}, coverage {p.coverage:.2f}"
+        first = f" (+{p.c_round:.3f} a round)" if p.c_round else ""
+        lines.append(f"  drafter {p.label}: c {p.c:.3f} target steps{first}, α {p.alpha:.2f}, coverage {p.coverage:.2f}"
                      f"{tree}{_load(d.load)}")
     return lines
 
@@ -246,7 +247,7 @@ def to_json(p: MachineProfile) -> dict:
         "drafters": [{"spec": d.spec, "load": _load_json(d.load), "name": d.profile.name, "label": d.profile.label,
                       "c": d.profile.c, "alpha": d.profile.alpha, "per_position": list(d.profile.per_position),
                       "coverage": d.profile.coverage, "tree_accepted": list(d.profile.tree_accepted),
-                      "tree_c": d.profile.tree_c} for d in p.drafters],
+                      "tree_c": d.profile.tree_c, "c_round": d.profile.c_round} for d in p.drafters],
         "left_out": list(p.left_out),
     }
 
@@ -263,7 +264,7 @@ def from_json(key: str, e: dict) -> MachineProfile:
             _load_from(v["load"]), cached=True),
         drafters=tuple(DrafterTiming(d["spec"], DrafterProfile(
             d["name"], d["label"], d["c"], d["alpha"], tuple(d["per_position"]), d["coverage"],
-            tuple(d["tree_accepted"]), d["tree_c"]), _load_from(d["load"])) for d in e["drafters"]),
+            tuple(d["tree_accepted"]), d["tree_c"], d["c_round"]), _load_from(d["load"])) for d in e["drafters"]),
         left_out=tuple(e["left_out"]),
         draft_kernels=_path_from(e["draft_kernels"]),
         disputed=e.get("disputed", ""),

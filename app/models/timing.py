@@ -78,7 +78,9 @@ def _interpolate(points: list[tuple[int, float]], n: int) -> float:
 
 def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, verify: VerifyCosts,
           info=None) -> DrafterProfile:
-    """c, α and coverage of one drafter from a short greedy run of the real loop (prefill round excluded).
+    """c, α and coverage of one drafter from a short greedy run of the real loop (prefill round excluded),
+    and its per-round cost c_round from a second run at γ 1 (a round's first token may cost more than the
+    others: a draft whose weights the target's pass evicts reads them again then).
     info: the drafter's TrainedDraftInfo, whose report measured α on far more tokens than this probe."""
     params = DecodeParams(gamma=PROBE_GAMMA, temperature=0.0, max_new_tokens=PROBE_TOKENS, seed=0)
     rounds = generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).rounds[1:]
@@ -87,6 +89,7 @@ def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, v
     accepted = sum(r.accepted for r in drafted)
     # Uncontended costs on both sides: the fastest drafted token against the fastest target step.
     c = min(r.draft_time / r.drafted for r in drafted) / verify.step if drafted else 0.0
+    c_round = _round_cost(target, drafter, ids, c * verify.step) / verify.step if drafted else 0.0
     alpha = accepted / tested if tested else 0.0
     per_position: tuple[float, ...] = ()
     label = getattr(drafter, "name", spec)
@@ -96,4 +99,13 @@ def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, v
         greedy = (info.report.get("evaluation", info.report).get("by_temperature", {}) or {}).get("greedy", {})
         per_position = tuple(a for a in greedy.get("per_position_acceptance", []) if a is not None)
     coverage = len(drafted) / len(rounds) if rounds else 0.0
-    return DrafterProfile(spec, label, c, alpha, per_position, coverage)
+    return DrafterProfile(spec, label, c, alpha, per_position, coverage, c_round=c_round)
+
+
+def _round_cost(target: LoadedModel, drafter: Drafter, ids: torch.Tensor, token_s: float) -> float:
+    """Seconds a one-token round's draft takes beyond one drafted token at PROBE_GAMMA's pace (the fastest
+    such round, as c is the fastest token); 0 where it takes no more."""
+    params = DecodeParams(gamma=1, temperature=0.0, max_new_tokens=PROBE_TOKENS // 2, seed=0)
+    rounds = [r for r in generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).rounds[1:]
+              if r.drafted]
+    return max(0.0, min(r.draft_time for r in rounds) - token_s) if rounds else 0.0

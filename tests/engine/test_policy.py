@@ -129,6 +129,25 @@ def test_auto_gamma_follows_live_draft_cost():
     assert auto.profile.c == pytest.approx(0.5, rel=0.05)
 
 
+def test_a_per_round_draft_cost_is_paid_once_a_round():
+    """t_draft = c_round + γ c: a round's fixed cost weighs most on γ 1, so it can move the best γ up."""
+    p = profile(0.1, 0.7, c_round=0.5)
+    for gamma in (1, 3):
+        assert speedup(p, gamma, CPU) == pytest.approx(
+            expected_tokens(p, gamma) / (0.5 + gamma * 0.1 + CPU.v(gamma + 1)))
+    assert best_gamma(p, CPU)[0] > best_gamma(profile(0.1, 0.7), CPU)[0]
+
+
+def test_auto_gamma_learns_the_token_cost_beside_the_round_cost():
+    """Live rounds that cost exactly c_round + γ c leave c where it was; counted per token they would not."""
+    auto = AutoGamma(profile(0.1, 0.6, c_round=0.3), CPU)
+    step = CPU.step
+    for i in range(1, 40):
+        g = auto.gamma()
+        auto.observe(_round(i, g, g - 1, [0.6] * g, (0.3 + 0.1 * g) * step, CPU.seconds[g]))
+    assert auto.profile.c == pytest.approx(0.1, rel=0.02) and auto.profile.c_round == 0.3
+
+
 def test_auto_gamma_ignores_the_prefill_round():
     auto = AutoGamma(profile(0.05, 0.5), CPU)
     auto.observe(_round(0, 2, 0, [0.0, 0.0], 5.0, 5.0))

@@ -66,6 +66,9 @@ class DrafterProfile:
     # nodes (the target mass p(path) summed over them), and one tree draft's cost in target steps.
     tree_accepted: tuple[float, ...] = ()
     tree_c: float = 0.0
+    # A chain round's fixed draft cost beyond γ·c, in target steps: a draft whose weights the target's pass
+    # evicts reads them again at each round's first token (measured by timing.probe at γ 1 and PROBE_GAMMA).
+    c_round: float = 0.0
 
     def alpha_at(self, i: int) -> float:
         """Acceptance at draft position i (1-based); the pooled α where positions are unknown."""
@@ -85,13 +88,13 @@ def expected_tokens(profile: DrafterProfile, gamma: int) -> float:
 
 def speedup(profile: DrafterProfile, gamma: int, verify: VerifyCosts, nodes: int = 0) -> float:
     """Predicted tokens/s over target-only: (E[accepted] + 1) / (t_draft + t_verify) against one target
-    step per token, for a γ chain, or (nodes > 0) for its tree of that many nodes. A round without a
+    step per token, for a γ chain (t_draft = c_round + γ c), or (nodes > 0) for its tree of that many nodes. A round without a
     proposal is a plain target step."""
     cover = profile.coverage
     if nodes:
         emitted, draft, verified = 1 + tree_accepted(profile, nodes), profile.tree_c, verify.v_tree(nodes + 1)
     else:
-        emitted, draft, verified = expected_tokens(profile, gamma), gamma * profile.c, verify.v(gamma + 1)
+        emitted, draft, verified = expected_tokens(profile, gamma), profile.c_round + gamma * profile.c, verify.v(gamma + 1)
     tokens = cover * emitted + (1 - cover)
     cost = cover * (draft + verified) + (1 - cover) * verify.v(1)
     return tokens / cost

@@ -39,6 +39,7 @@ class AutoGamma:
         self.weight = weight
         self.alphas = [profile.alpha_at(i) for i in range(1, gamma_max + 1)]
         self.draft_s = profile.c * verify.step  # seconds per drafted token
+        self.c_round = profile.c_round  # a round's fixed draft cost, in target steps: kept as calibrated
         self.scale = 1.0  # live verify time / calibrated verify time
         self.coverage = profile.coverage
         self.name, self.label = profile.name, profile.label
@@ -49,7 +50,7 @@ class AutoGamma:
     def profile(self) -> DrafterProfile:
         c = self.draft_s / (self.verify.step * self.scale)
         alpha = sum(self.alphas) / len(self.alphas)
-        return DrafterProfile(self.name, self.label, c, alpha, tuple(self.alphas), self.coverage)
+        return DrafterProfile(self.name, self.label, c, alpha, tuple(self.alphas), self.coverage, c_round=self.c_round)
 
     def observe(self, r: RoundEvent) -> None:
         if r.round == 0:  # the first round carries the prompt's prefill in both timings
@@ -60,7 +61,8 @@ class AutoGamma:
             # Positions after the first rejection were scored on a context the output never had.
             for i, a in enumerate(r.overlap[: min(r.accepted + 1, r.drafted, self.gamma_max)]):
                 self.alphas[i] += w * (a - self.alphas[i])
-            self.draft_s += w * (r.draft_time / r.drafted - self.draft_s)
+            token_s = (r.draft_time - self.c_round * self.verify.step * self.scale) / r.drafted
+            self.draft_s += w * (max(0.0, token_s) - self.draft_s)
         n = r.drafted + 1
         calibrated = self.verify.v(n) * self.verify.step
         if r.verify_time > 0 and calibrated > 0:
