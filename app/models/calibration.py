@@ -53,7 +53,7 @@ from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .reasons import describe, limit_text, worded
-from .specs import AUTO, spec_title
+from .specs import AUTO, TRAINED_DRAFT, spec_title
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
 
@@ -302,7 +302,12 @@ def trained_drafts(target: LoadedModel) -> list:
 
 
 def _trained_info(target: LoadedModel, spec: str):
-    return next((i for i in trained_drafts(target) if str(i.path) == spec), None)
+    """The trained draft's info (its report's α) for its folder, or for "trained" (the best one, as
+    make_drafter picks it)."""
+    drafts = trained_drafts(target)
+    if spec == TRAINED_DRAFT:
+        return drafts[0] if drafts else None
+    return next((i for i in drafts if str(i.path) == spec), None)
 
 
 def _embedded_fits(target: LoadedModel) -> bool:

@@ -187,6 +187,10 @@ def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_
     (profile,) = cal.profiles
     assert profile.label == "tiny draft" and profile.alpha == 0.5 and profile.per_position == (0.6, 0.5, 0.4)
     assert profile.c > 0 and "trained feature draft" in built[str(path)].name
+    # Asked for as "trained" (the CLI's --draft trained), the same draft is timed with the same report.
+    cal, _ = calibrate(target, ["trained"], use_cache=False)
+    (by_name,) = cal.profiles
+    assert by_name.name == "trained" and by_name.alpha == 0.5 and by_name.per_position == (0.6, 0.5, 0.4)
 
 
 def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf):
