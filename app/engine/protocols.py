@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # nothing here runs torch: the policy and the session import 
     from .acceptance import Verdict
     from .events import RoundEvent
     from .params import DecodeParams
-    from .policy.cost import DrafterProfile
+    from .policy.cost import DrafterProfile, VerifyCosts
     from .tree import Tree
 
 ProposalKind = Literal["chain", "tree"]
@@ -293,3 +293,4 @@ class GatedLookup(Protocol):
         ...
 
     baseline: float  # tokens per target step of the round run instead of a proposal
+    verify: VerifyCosts  # what its proposals are priced at: the live controller's costs

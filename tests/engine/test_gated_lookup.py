@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from app.engine import DecodeParams, PromptLookupDrafter, generate
@@ -140,3 +141,37 @@ def test_gamma_follows_the_gates_alpha_past_the_proposed_positions():
     chosen = Selection(drafter, "prompt-lookup", Choice("prompt-lookup", 1, 1.07, "per round"),
                        Calibration(native, (profile,), True, 0.0, "CPU"))
     assert chosen.auto_gamma().gamma() > 4
+
+
+def _round(i: int, drafted: int, verify_time: float):
+    from app.engine import RoundEvent
+
+    return RoundEvent(round=i, gamma=max(1, drafted), drafted=drafted, accepted=0, emitted=1, bonus=False,
+                      overlap=(0.2,) * drafted, draft_time=0.0, verify_time=verify_time)
+
+
+def test_the_gate_prices_proposals_at_the_chats_own_verify_cost(monkeypatch):
+    """Calibrated at a long context, a 2-row pass cost 1.0 steps; in the chat it costs 1.3 (one-row rounds
+    0.01 s, two-row 0.013 s). Per-round lookup then stops proposing 1-token matches at α 0.2, which pay only
+    where a row is nearly free. The planted twin (the calibrated costs kept) goes on proposing them."""
+    from app.engine.policy import DrafterProfile, GatedLookupGamma, live_verify
+
+    calibrated = VerifyCosts((0.010, 0.010, 0.0115, 0.013, 0.0145))
+    profile = DrafterProfile("prompt-lookup", "prompt lookup", 0.0, 0.2)
+
+    def play(gate: GatedLookupDrafter) -> GatedLookupGamma:
+        live = GatedLookupGamma(gate, profile, calibrated)
+        for i in range(1, 60):
+            live.observe(_round(i, i % 2, 0.010 if i % 2 == 0 else 0.013))
+        return live
+
+    gate = GatedLookupDrafter(calibrated, 0.2)
+    assert worth_proposing(1, 0.2, gate.verify) == 1  # 1.2 tokens for 1.0 steps
+    live = play(gate)
+    assert gate.verify.v(2) == pytest.approx(1.3, abs=0.01) and live.verify is gate.verify
+    assert gate.verify.v(4) == pytest.approx(calibrated.v(4) + 3 * 0.3, abs=0.03)  # 0.3 a row, row by row
+    assert worth_proposing(1, 0.2, gate.verify) == 0
+    monkeypatch.setattr(live_verify.LiveVerify, "observe", lambda self, rows, seconds: None)
+    kept = GatedLookupDrafter(calibrated, 0.2)
+    play(kept)
+    assert worth_proposing(1, 0.2, kept.verify) == 1

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..events import RoundEvent
 from .cost import AUTO_GAMMA_MAX, DrafterProfile, VerifyCosts
 from .live import LIVE_WEIGHT, AutoGamma
+from .live_verify import LiveVerify
 from .lookup_cost import mixed_speedup, round_yield, worth_proposing
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class LookupElseGamma:
     def __init__(self, drafter: LookupElse, lookup: DrafterProfile, draft: DrafterProfile,
                  verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX, weight: float = LIVE_WEIGHT) -> None:
         self.drafter, self.verify, self.gamma_max, self.weight = drafter, verify, gamma_max, weight
+        self.live = LiveVerify(verify, weight)  # v(n) as this chat's rounds pay it
+        drafter.lookup.verify = verify  # the gate prices its proposals with the controller's costs
         self.draft = AutoGamma(draft, verify, gamma_max, weight)
         self.name, self.label = draft.name, drafter.name
         self.share = lookup.coverage  # live share of rounds the lookup proposed in
@@ -62,6 +65,9 @@ class LookupElseGamma:
 
     def observe(self, r: RoundEvent) -> None:
         who = self.drafter.proposer
+        if r.round > 0:
+            self.live.observe(r.drafted + 1, r.verify_time)
+            self.verify = self.drafter.lookup.verify = self.draft.verify = self.live.costs
         if r.round > 0 and who is not None:
             w = self.weight
             self.share += w * ((1.0 if who == LOOKUP else 0.0) - self.share)
@@ -97,12 +103,21 @@ class GatedLookupGamma(AutoGamma):
     """AutoGamma for prompt lookup decided per round (gated_lookup.GatedLookupDrafter), but γ is the longest
     proposal the drafter's own α wants. AutoGamma's α learns only the positions a round proposed, so from
     γ 1 it never learned that a copy goes on: the "lookup shines" example stayed at γ 1 with α 0.94 a round.
-    The gate learns every position of a match, proposed or not, and cuts each proposal to what pays."""
+    The gate learns every position of a match, proposed or not, and cuts each proposal to what pays, at
+    verify costs learned from this chat's own rounds (live_verify.py)."""
 
     def __init__(self, lookup: GatedLookup, profile: DrafterProfile, verify: VerifyCosts,
                  gamma_max: int = AUTO_GAMMA_MAX, weight: float = LIVE_WEIGHT) -> None:
         super().__init__(profile, verify, gamma_max, weight)
         self.lookup = lookup
+        self.live = LiveVerify(verify, weight)  # v(n) as this chat's rounds pay it: target steps and proposals
+        lookup.verify = verify  # the gate prices its proposals with the controller's costs
+
+    def observe(self, r: RoundEvent) -> None:
+        if r.round > 0:
+            self.live.observe(r.drafted + 1, r.verify_time)
+            self.verify = self.lookup.verify = self.live.costs
+        super().observe(r)
 
     def gamma(self) -> int:
         return lookup_gamma(self.lookup, self.gamma_max, self.verify)
