@@ -250,6 +250,11 @@ class LiveController(Protocol):
 
     def observe(self, r: RoundEvent) -> None: ...
 
+    def observe_step(self, seconds: float) -> None:
+        """A target-only step of the real loop in this chat (the window's speedup baseline), so live rounds
+        are priced against the chat's own step."""
+        ...
+
     def gamma(self) -> int:
         """γ (a tree's depth) for the next round."""
         ...

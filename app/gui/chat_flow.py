@@ -93,9 +93,13 @@ class ChatFlow(QObject):
         measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
         self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
         params = self.round_gate.wrap(self.controls.params, cancel)  # pausable between rounds
+        auto = model.auto
+        if auto is not None and not measure and self.stats.baseline_step:
+            auto.observe_step(self.stats.baseline_step)  # the chat's step, for a controller made since it was timed
         request = GenerationRequest(model.target, input_ids, model.drafter, params, cancel,
                                     baseline_steps=BASELINE_STEPS if measure else 0, static=model.static,
-                                    observe=model.auto.observe if model.auto is not None else None)
+                                    observe=auto.observe if auto is not None else None,
+                                    observe_step=auto.observe_step if auto is not None else None)
         self.answers.begin(source)
         self.status.say(self.tr("Timing target-only steps …") if measure else self.tr("Generating …"))
         self._generate.emit(request)

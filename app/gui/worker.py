@@ -50,6 +50,7 @@ class GenerationRequest:
     cancel: threading.Event = field(default_factory=threading.Event)
     baseline_steps: int = 0  # time this many target-only steps first (measured speedup); 0 skips
     observe: Callable[[RoundEvent], None] | None = None  # sees every round in the engine thread (auto γ)
+    observe_step: Callable[[float], None] | None = None  # the timed target-only step, in the engine thread (auto γ)
     static: StaticDecoder | None = None  # compiled static-cache steps, when the window turned them on
 
 
@@ -110,6 +111,8 @@ class GenerationWorker(QObject):
                 if request.baseline_steps:
                     step = self._time_target_steps(request)
                     if step is not None:
+                        if request.observe_step is not None:
+                            request.observe_step(step)
                         self.baseline.emit(step)
                 batch: list = []
                 for event in decode(

@@ -148,6 +148,34 @@ def test_auto_gamma_learns_the_token_cost_beside_the_round_cost():
     assert auto.profile.c == pytest.approx(0.1, rel=0.02) and auto.profile.c_round == 0.3
 
 
+def test_a_live_step_prices_the_chats_own_passes():
+    """Calibrated at a long context v(2) is 1.0; in this chat a target step takes 0.05 s and a 2-row round
+    0.065 s (1.3 steps). Given the chat's step (the window's speedup baseline), the live plan prices v(2)
+    at 1.3; without it (the planted twin) the plan keeps the calibrated 1.0 and promises more."""
+    flat = VerifyCosts((0.05, 0.05, 0.055, 0.06))
+    p = profile(0.1, 0.4)
+    told, untold = AutoGamma(p, flat, gamma_max=1), AutoGamma(p, flat, gamma_max=1)
+    told.observe_step(0.05)
+    for i in range(1, 40):
+        for auto in (told, untold):
+            auto.observe(_round(i, 1, 0, [0.4], 0.005, 0.065))
+    assert told.verify.v(2) == pytest.approx(1.3, abs=0.01)
+    assert told.predicted == pytest.approx(1.4 / (0.1 + 1.3), rel=0.02)
+    assert untold.verify.v(2) == 1.0 and untold.predicted > told.predicted + 0.2
+
+
+def test_a_tree_plan_with_a_live_step_is_the_chats_own_rounds():
+    from app.engine.policy import TreeSize
+
+    p = profile(0.05, 0.5, tree_accepted=(0.5, 0.8, 1.0), tree_c=0.2)
+    live = TreeSize(p, CPU, nodes=3)
+    live.observe_step(0.05)
+    for i in range(1, 40):
+        live.observe(replace(_round(i, 1, 1, [0.5], 0.01, 0.1), tree_tokens=(4, 5, 6), tree_parents=(-1, -1, 0),
+                             tree_p=(0.6, 0.3, 0.5)))
+    assert live.predicted == pytest.approx(live.tokens_per_round / ((0.01 + 0.1) / 0.05), rel=0.01)
+
+
 def test_auto_gamma_ignores_the_prefill_round():
     auto = AutoGamma(profile(0.05, 0.5), CPU)
     auto.observe(_round(0, 2, 0, [0.0, 0.0], 5.0, 5.0))

@@ -20,7 +20,7 @@ def test_worker_streams_the_engines_events_from_its_thread(qtbot, tiny_pair_dirs
     thread, worker, driver = QThread(), GenerationWorker(), Driver()
     worker.moveToThread(thread)
     driver.start.connect(worker.start)
-    batches, baseline, finished = [], [], []
+    batches, baseline, finished, stepped = [], [], [], []
     worker.events.connect(batches.append)
     worker.baseline.connect(baseline.append)
     worker.finished.connect(finished.append)
@@ -28,12 +28,13 @@ def test_worker_streams_the_engines_events_from_its_thread(qtbot, tiny_pair_dirs
     try:
         ids = target.encode_chat([{"role": "user", "content": "hi"}])
         driver.start.emit(GenerationRequest(target, ids, make_drafter(str(draft_dir), target), lambda: params,
-                                            baseline_steps=3))
+                                            baseline_steps=3, observe_step=stepped.append))
         qtbot.waitUntil(lambda: bool(finished), timeout=30_000)
     finally:
         thread.quit()
         thread.wait()
     assert len(baseline) == 1 and baseline[0] > 0
+    assert stepped == baseline  # the live controller hears the same timed step as the window
     assert all(isinstance(b[-1], RoundEvent) for b in batches)  # one batch per round
     events = [e for b in batches for e in b]
     assert isinstance(finished[0], FinishedEvent)

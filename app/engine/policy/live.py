@@ -19,6 +19,7 @@ from .cost import (
     speedup,
     tree_accepted,
 )
+from .live_verify import LiveVerify
 
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
 AUTO_GAMMA_START = 4  # γ 'auto' asks for this until a live controller's choice replaces it
@@ -40,6 +41,7 @@ class AutoGamma:
         self.alphas = [profile.alpha_at(i) for i in range(1, gamma_max + 1)]
         self.draft_s = profile.c * verify.step  # seconds per drafted token
         self.c_round = profile.c_round  # a round's fixed draft cost, in target steps: kept as calibrated
+        self.live = LiveVerify(verify, weight)  # v(n) as this chat's rounds pay it, once a live step is known
         self.scale = 1.0  # live verify time / calibrated verify time
         self.coverage = profile.coverage
         self.name, self.label = profile.name, profile.label
@@ -52,9 +54,17 @@ class AutoGamma:
         alpha = sum(self.alphas) / len(self.alphas)
         return DrafterProfile(self.name, self.label, c, alpha, tuple(self.alphas), self.coverage, c_round=self.c_round)
 
+    def observe_step(self, seconds: float) -> None:
+        """A target-only step of the real loop in this chat (the window's speedup baseline): with it, live
+        multi-row rounds price v(n) as the chat pays it (live_verify.py)."""
+        self.live.observe(1, seconds)
+
     def observe(self, r: RoundEvent) -> None:
         if r.round == 0:  # the first round carries the prompt's prefill in both timings
             return
+        self.live.observe(r.drafted + 1, r.verify_time)
+        if self.live.step is not None:
+            self.verify = self.live.costs
         w = self.weight
         self.coverage += w * ((1.0 if r.drafted else 0.0) - self.coverage)
         if r.drafted:
@@ -96,6 +106,8 @@ class TreeSize:
         self.accepted = tree_accepted(profile, nodes)
         self.draft_s = profile.tree_c * verify.step  # seconds per tree draft
         self.scale = 1.0  # live verify time / calibrated verify time
+        self.pass_s: float | None = None  # seconds of a live tree pass
+        self.step: float | None = None  # seconds of a live target-only step in this chat, when known
         self.rounds = 0
 
     @property
@@ -103,12 +115,18 @@ class TreeSize:
         c = self.draft_s / (self.verify.step * self.scale)
         return replace(self.base, tree_accepted=self.base.tree_accepted[: self.nodes - 1] + (self.accepted,), tree_c=c)
 
+    def observe_step(self, seconds: float) -> None:
+        """A target-only step of the real loop in this chat: live tree rounds are then priced against it."""
+        if seconds > 0:
+            self.step = seconds if self.step is None else self.step + self.weight * (seconds - self.step)
+
     def observe(self, r: RoundEvent) -> None:
         if r.round == 0 or not r.tree_tokens:  # the prefill round; a round with no tree proposed
             return
         w = self.weight
         self.accepted += w * (r.accepted - self.accepted)
         self.draft_s += w * (r.draft_time - self.draft_s)
+        self.pass_s = r.verify_time if self.pass_s is None else self.pass_s + w * (r.verify_time - self.pass_s)
         calibrated = self.verify.v_tree(r.tree_nodes + 1) * self.verify.step
         if r.verify_time > 0 and calibrated > 0:
             self.scale += w * (r.verify_time / calibrated - self.scale)
@@ -119,6 +137,8 @@ class TreeSize:
 
     @property
     def predicted(self) -> float:
+        if self.step is not None and self.pass_s is not None:  # the chat's own round against its own step
+            return self.tokens_per_round / ((self.draft_s + self.pass_s) / self.step)
         return speedup(self.profile, self.depth, self.verify, self.nodes)
 
     @property

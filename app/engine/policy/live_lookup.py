@@ -63,11 +63,19 @@ class LookupElseGamma:
         self.drafter.draft_gamma = self.draft.gamma() if on else 0
         self.drafter.lookup.baseline = max(1.0, self.draft.predicted)
 
+    def observe_step(self, seconds: float) -> None:
+        """A target-only step of the real loop in this chat (the window's speedup baseline)."""
+        self.live.observe(1, seconds)
+        self._price()
+
+    def _price(self) -> None:
+        self.verify = self.drafter.lookup.verify = self.draft.verify = self.live.costs
+
     def observe(self, r: RoundEvent) -> None:
         who = self.drafter.proposer
         if r.round > 0:
             self.live.observe(r.drafted + 1, r.verify_time)
-            self.verify = self.drafter.lookup.verify = self.draft.verify = self.live.costs
+            self._price()
         if r.round > 0 and who is not None:
             w = self.weight
             self.share += w * ((1.0 if who == LOOKUP else 0.0) - self.share)
@@ -76,6 +84,7 @@ class LookupElseGamma:
                 self.lookup_round = (tokens + w * (r.accepted + 1 - tokens), cost + w * (self.verify.v(r.drafted + 1) - cost))
             elif who == DRAFT:
                 self.draft.observe(r)
+                self._price()  # the draft's rounds alone have no live step: the costs are this controller's
                 self.idle = 0
             else:
                 self.idle += 1
@@ -110,14 +119,15 @@ class GatedLookupGamma(AutoGamma):
                  gamma_max: int = AUTO_GAMMA_MAX, weight: float = LIVE_WEIGHT) -> None:
         super().__init__(profile, verify, gamma_max, weight)
         self.lookup = lookup
-        self.live = LiveVerify(verify, weight)  # v(n) as this chat's rounds pay it: target steps and proposals
         lookup.verify = verify  # the gate prices its proposals with the controller's costs
 
     def observe(self, r: RoundEvent) -> None:
-        if r.round > 0:
-            self.live.observe(r.drafted + 1, r.verify_time)
-            self.verify = self.lookup.verify = self.live.costs
-        super().observe(r)
+        super().observe(r)  # its target steps and proposals teach the live v(n) (AutoGamma.live)
+        self.lookup.verify = self.verify
+
+    def observe_step(self, seconds: float) -> None:
+        super().observe_step(seconds)
+        self.lookup.verify = self.verify
 
     def gamma(self) -> int:
         return lookup_gamma(self.lookup, self.gamma_max, self.verify)
