@@ -11,7 +11,7 @@ round. Pure arithmetic: no torch.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from itertools import accumulate
 
 from .cost import VerifyCosts
 
@@ -45,10 +45,7 @@ def shifted(costs: VerifyCosts, extra: float) -> VerifyCosts:
     below one step nor below the pass one token shorter: a row never pays back."""
     step = costs.step
 
-    def shift(seconds: tuple[float, ...]) -> tuple[float, ...]:
-        out: list[float] = []
-        for i, s in enumerate(seconds):
-            out.append(max(s + extra * i * step, out[-1] if out else step))
-        return tuple(out)
+    def shift(seconds: tuple[float, ...]) -> tuple[float, ...]:  # a running maximum, from one step up
+        return tuple(accumulate((s + extra * i * step for i, s in enumerate(seconds)), max, initial=step))[1:]
 
-    return replace(costs, seconds=shift(costs.seconds), tree_seconds=shift(costs.tree_seconds))
+    return VerifyCosts(shift(costs.seconds), costs.head, shift(costs.tree_seconds))
