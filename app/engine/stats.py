@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .events import RoundEvent
-from .policy import chain_speedup
+from .policy import DrafterProfile, VerifyCosts, chain_speedup, speedup
 
 
 def acceptance_histogram(rounds: Iterable[RoundEvent], gamma: int) -> list[int]:
@@ -141,6 +141,23 @@ def cost_ratios(rounds: Sequence[RoundEvent], baseline_step: float | None) -> tu
     c = sum(r.draft_time for r in drafted) / sum(r.drafted for r in drafted) / baseline_step
     verify = sum(r.verify_time for r in drafted) / len(drafted) / baseline_step
     return c, verify
+
+
+def answer_speedup(rounds: Sequence[RoundEvent], alpha: float | None, baseline_step: float | None) -> float | None:
+    """Leviathan et al.'s formula on one answer's own figures: the speedup plot's "this answer so far" and
+    the server's predicted speedup. α is the answer's pooled acceptance. γ is the mean length of the
+    proposals it made. c and the verify cost come from the drafted rounds' timings (cost_ratios). The share
+    of rounds that proposed anything weighs them against target steps: per-round lookup proposes in only
+    some rounds, and the formula at full share read 2.52x beside 1.94x measured. None before a round drafted."""
+    costs = cost_ratios(rounds, baseline_step)
+    played = list(rounds[1:])
+    drafted = [r for r in played if r.drafted]
+    if alpha is None or costs is None or not drafted:
+        return None
+    c, verify = costs
+    gamma = max(1, round(sum(r.drafted for r in drafted) / len(drafted)))
+    profile = DrafterProfile("", "", c, alpha, coverage=len(drafted) / len(played))
+    return speedup(profile, gamma, VerifyCosts((1.0,) * gamma + (verify,)))
 
 
 def mean_accepted(rounds: Sequence[RoundEvent]) -> float | None:

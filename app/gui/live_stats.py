@@ -2,8 +2,8 @@
 
 Measured speedup compares real timings on this machine: speculative seconds per emitted token
 (prefill round excluded) against target-only seconds per step, timed by the worker on the same
-prompt. The plot's "this answer so far" is Leviathan et al.'s formula (app.engine.stats.predicted_speedup,
-the policy's chain_speedup) on this answer's measured alpha, c and verification cost; the status bar's
+prompt. The plot's "this answer so far" is Leviathan et al.'s formula (app.engine.stats.answer_speedup, the
+policy's speedup) on this answer's measured α, γ, c, verification cost and share of proposing rounds; the status bar's
 "auto's plan" is the same formula on the calibration's figures, before the answer (app/gui/model_flow.py).
 """
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from app.engine import DecodeParams, FinishedEvent, RoundEvent
 from app.engine.stats import (
     alpha_estimate,
+    answer_speedup,
     cost_ratios,
     per_position_acceptance,
-    predicted_speedup,
     speedup_series,
 )
 
@@ -91,12 +91,10 @@ class LiveStats:
         """(c, verification cost) in target steps, from this answer's timings."""
         return cost_ratios(self.message.rounds, self.baseline_step)
 
-    def predicted(self, gamma: int) -> float | None:
-        """This answer so far: Leviathan et al.'s speedup with its measured alpha, c and verification cost."""
-        alpha, costs = self.message.alpha, self.cost_ratios()
-        if alpha is None or costs is None:
-            return None
-        return predicted_speedup(alpha, gamma, *costs)
+    def predicted(self) -> float | None:
+        """This answer so far: Leviathan et al.'s speedup on its own α, γ, c, verification cost and share of
+        rounds that proposed (app.engine.stats.answer_speedup)."""
+        return answer_speedup(self.message.rounds, self.message.alpha, self.baseline_step)
 
     def tokens_per_second(self) -> float | None:
         rounds = self.message.rounds[1:] or self.message.rounds
@@ -120,7 +118,7 @@ class LiveStats:
             "round_timing": [[r.gamma, r.draft_time, r.verify_time, list(r.overlap)] for r in log.rounds],
             "baseline_step": self.baseline_step,
             "speedup": speedup[-1] if speedup else None,
-            "predicted_speedup": self.predicted(gamma),
+            "predicted_speedup": self.predicted(),
             "finish_reason": fin.reason if fin else "error",
             "temperature": params.temperature, "top_k": params.top_k, "top_p": params.top_p, "seed": params.seed,
         }

@@ -211,7 +211,7 @@ class PlotsPanel(QWidget):
 
         sx, sy = st.speedup_series()
         self.speedup_measured.setData(sx, sy)
-        predicted = st.predicted(gamma)
+        predicted = st.predicted()
         self._range("speedup", "x", 0, _step_up(max(sx, default=0), 32))
         self._range("speedup", "y", 0, _step_up(max([*sy, predicted or 0, 1.0]) * 1.1, 0.5))
         if predicted is not None and sx:
@@ -395,7 +395,7 @@ class PlotsPanel(QWidget):
                 out.writerows(zip(range(gamma + 1), counts, bonus, session, strict=True))
             elif key == "speedup":
                 out.writerow(["tokens", "measured_speedup", "predicted_speedup"])
-                predicted = st.predicted(gamma)
+                predicted = st.predicted()
                 out.writerows((x, y, predicted) for x, y in zip(*st.speedup_series(), strict=True))
             elif key == "position":
                 out.writerow(["position", "message_rate", "session_rate"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.engine import RoundEvent
-from app.engine.stats import cost_ratios, mean_accepted, predicted_speedup, speedup_series, summarize
+from app.engine.stats import answer_speedup, mean_accepted, speedup_series, summarize
 
 
 def speclens_usage(rounds: Sequence[RoundEvent], drafter: str, baseline_step: float | None) -> dict:
@@ -14,8 +14,7 @@ def speclens_usage(rounds: Sequence[RoundEvent], drafter: str, baseline_step: fl
     gamma = max((r.gamma for r in rounds), default=1) or 1
     s = summarize(rounds, gamma)
     _, measured = speedup_series(rounds, baseline_step)
-    costs = cost_ratios(rounds, baseline_step)
-    predicted = predicted_speedup(s.alpha, gamma, *costs) if s.alpha is not None and costs is not None else None
+    predicted = answer_speedup(rounds, s.alpha, baseline_step)
     return {
         "alpha": s.alpha,
         "mean_accepted": mean_accepted(rounds),

@@ -78,3 +78,22 @@ def test_round_shape_leaves_the_prefill_round_out_and_counts_a_trees_nodes():
     assert tree.verified_per_round == pytest.approx((9 + 1 + 5) / 3) and tree.tree_nodes == 6.0
     only = round_shape([r(0, 4, 5)])  # a one-round answer: its only round counts
     assert (only.tokens_per_round, only.verified_per_round) == (5.0, 5.0)
+
+
+def test_an_answers_formula_weighs_the_rounds_that_proposed():
+    """Per-round lookup: half the rounds propose 3 tokens (all accepted, α 1), half are target steps. Each
+    round's verify costs one step and drafting nothing, so the answer ran at (0.5·4 + 0.5·1) tokens a step:
+    2.5×. The formula at full share and the largest γ (the planted twin: what the plot drew before) says 4×."""
+    from app.engine.stats import answer_speedup
+
+    step = 0.02
+    rounds = [RoundEvent(round=0, gamma=3, drafted=0, accepted=0, emitted=1, bonus=False, overlap=(),
+                         draft_time=0.0, verify_time=0.5)]
+    for i in range(1, 21):
+        proposes = i % 2 == 1
+        rounds.append(RoundEvent(round=i, gamma=3, drafted=3 if proposes else 0, accepted=3 if proposes else 0,
+                                 emitted=4 if proposes else 1, bonus=proposes, overlap=(1.0,) * 3 if proposes else (),
+                                 draft_time=0.0, verify_time=step))
+    assert answer_speedup(rounds, 1.0, step) == pytest.approx(2.5)
+    assert predicted_speedup(1.0, 3, 0.0, 1.0) == pytest.approx(4.0)
+    assert answer_speedup(rounds[:1], 1.0, step) is None and answer_speedup(rounds, None, step) is None

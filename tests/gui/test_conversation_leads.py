@@ -147,14 +147,12 @@ def test_the_two_speedups_say_which_is_which(qtbot, window):
     models = " ".join(label.text() for label in window.status.labels.values())
     assert "predicted" not in models
     # the dashed line is the one formula (the policy's) on this answer's rounds, not the session's
-    from app.engine.stats import cost_ratios, predicted_speedup
+    from app.engine.stats import answer_speedup
 
     send(qtbot, window, "and a second, different answer")
     st = window.stats
-    gamma = st.max_gamma
     assert st.message.alpha != st.session.alpha
-    assert st.predicted(gamma) == pytest.approx(
-        predicted_speedup(st.message.alpha, gamma, *cost_ratios(st.message.rounds, st.baseline_step)))
+    assert st.predicted() == pytest.approx(answer_speedup(st.message.rounds, st.message.alpha, st.baseline_step))
 
 
 def test_the_status_bar_names_autos_plan(auto_rig):
