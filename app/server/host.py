@@ -257,6 +257,10 @@ class EngineHost:
                     self.baseline_step = _time_step(self.pair)
                 except Exception as exc:  # no measured speedup then, but the server still serves
                     log.warning("could not time the target-only step: %s", exc)
+                if self.baseline_step and self.pair.auto is not None:
+                    # As the window does: live γ prices its passes against this server's own step, not
+                    # only the load-time probe's (app/engine/policy/live_verify.py).
+                    self.pair.auto.observe_step(self.baseline_step)
             self._started.set()
             while True:
                 answer = self._queue.get()

@@ -182,3 +182,24 @@ def test_a_closed_host_refuses_work_and_a_bad_bound_is_refused(tiny_loaded):
     assert items[-1] is answer.done and answer.done.finish_reason in ("stop", "length")
     with pytest.raises(HostClosed):
         host.submit(answer.job, items.append)
+
+
+def test_the_hosts_live_gamma_hears_the_servers_own_target_step(tiny_loaded):
+    """The server times its target-only step once; its live γ controller hears it, as the window's does, so
+    live passes are priced against this server's step. Without that (measure_baseline off: the twin) the
+    controller has no live step and keeps the load-time v(n)."""
+    from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
+    from app.server.host import EngineHost, ServedPair
+
+    target, drafter = tiny_loaded
+    profile = DrafterProfile("d", "d", c=0.1, alpha=0.5)
+    heard = {}
+    for timed in (True, False):
+        auto = AutoGamma(profile, VerifyCosts((0.05,) * 6))
+        host = EngineHost(ServedPair(target, drafter, DecodeParams(max_new_tokens=4), auto), measure_baseline=timed)
+        host.start()
+        host.close()
+        heard[timed] = (host.baseline_step, auto.live.step)
+    (step, live_step), (no_step, no_live_step) = heard[True], heard[False]
+    assert step is not None and step > 0 and live_step == step
+    assert no_step is None and no_live_step is None
