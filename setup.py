@@ -6,11 +6,13 @@ the pthreads pool does not build) SpecLens installs and runs its torch paths, an
 """
 
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 
 SOURCE = "app/models/native/kernel.c"
-COMMON = ["-O3", "-std=c11", "-D_GNU_SOURCE", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
+HEADERS = sorted(str(p) for p in Path("app/models/native/csrc").glob("*.h"))  # one translation unit with kernel.c
+COMMON = ["-O3", "-std=c11", "-ffp-contract=off", "-D_GNU_SOURCE", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 BUILDS = {
     "_kernel_avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],
     "_kernel_avx2": ["-mavx2", "-mfma", "-mf16c"],
@@ -24,7 +26,7 @@ def extensions() -> list[Extension]:
     x86 = __import__("platform").machine().lower() in ("x86_64", "amd64", "i686", "i386")
     names = BUILDS if x86 else {"_kernel_generic": []}
     return [
-        Extension(f"app.models.native.{name}", [SOURCE], define_macros=[("SL_MODULE", name)],
+        Extension(f"app.models.native.{name}", [SOURCE], define_macros=[("SL_MODULE", name)], depends=HEADERS,
                   extra_compile_args=COMMON + flags, extra_link_args=["-lpthread", "-lm"], optional=True)
         for name, flags in names.items()
     ]

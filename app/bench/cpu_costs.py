@@ -52,7 +52,7 @@ def step_bytes(model: nn.Module) -> int:
     """Weight bytes one decoding step reads: one row of each embedding lookup, every linear's weight whole
     (a tied head reads the table whole; a packed one its own copy), and the other parameters once. On the
     native path: its own blocks, every matrix whole but an untied input embedding (one row a step)."""
-    backend = getattr(model, "speclens_backend", None)
+    backend = getattr(model, "cache_backend", None)
     if backend is not None and hasattr(backend, "weights"):
         w = backend.weights
         return w.nbytes - (w.embed.nbytes if w.embed is not w.head else 0)

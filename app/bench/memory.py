@@ -51,7 +51,7 @@ class PeakMemory:
 def model_mib(model) -> float:
     """Weights and buffers of one model, in MiB: the per-model part of the peak (on the native path the
     float weights transformers loaded stay beside the kernel's blocks, so both count)."""
-    backend = getattr(model, "speclens_backend", None)
+    backend = getattr(model, "cache_backend", None)
     native = backend.weights.nbytes if backend is not None and hasattr(backend, "weights") else 0
     tensors = [*model.parameters(), *model.buffers()]
     return (native + sum(t.numel() * t.element_size() for t in tensors)) / 2**20

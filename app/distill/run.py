@@ -97,7 +97,7 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     """
     from app.models import load_model
     from app.models.loading import with_transformers
-    from app.models.native.light import is_light
+    from app.models.native.model import is_native
     from app.models.trained_drafts import REPORT_NAME, default_output_dir, save_trained_draft
 
     report_progress = progress or (lambda _: None)
@@ -109,7 +109,7 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     if target is None:
         report_progress(DistillProgress("load", 0.0, f"loading {cfg.target}"))
         target = load_model(cfg.target, device=cfg.device)
-    if is_light(target.model):  # training reads transformers' forward: its model of the target, in float32
+    if is_native(target.model):  # training reads transformers' forward: its model of the target, in float32
         report_progress(DistillProgress("load", 0.0, f"loading {target.name} as transformers' model"))
         target = with_transformers(target)
     model = target.model.eval()

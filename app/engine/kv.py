@@ -2,7 +2,7 @@
 and the same operations as plain functions of a model for callers outside the rounds.
 
 `backend_for(model)` is the one way the engine reaches a model: the model's own backend when it brings
-one (a `speclens_backend` attribute: a factory called with no arguments, or the backend itself, for a
+one (a `cache_backend` attribute: a factory called with no arguments, or the backend itself, for a
 model that is not a transformers model and keeps its own KV cache), else `TransformersBackend`.
 """
 
@@ -28,11 +28,16 @@ _HEAD_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 
 def backend_for(model: Any) -> CacheBackend:
-    """The cache backend of `model`: its own (`speclens_backend`), else the transformers one."""
-    own = getattr(model, "speclens_backend", None)
+    """The cache backend of `model`: its own (`cache_backend`), else the transformers one."""
+    own = getattr(model, "cache_backend", None)
     if own is not None:
         return own() if callable(own) else own
     return TransformersBackend(model)
+
+
+def owns_backend(model: Any) -> bool:
+    """Whether the model brings its own cache backend (a native model), i.e. is not a transformers model."""
+    return getattr(model, "cache_backend", None) is not None
 
 
 _CACHE_ARGUMENT: dict[type, str] = {}  # per model class: its signature is read once

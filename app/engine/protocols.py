@@ -8,7 +8,7 @@ raises `Unsupported` with a one-line reason.
 
 A `CacheBackend` is every model call and KV-cache operation the engine makes on one model (a target,
 or a draft model's own cache). `kv.backend_for(model)` returns the transformers one unless the model
-brings its own (a `speclens_backend` factory on the model).
+brings its own (a `cache_backend` attribute: the backend, or a factory of it).
 """
 
 from __future__ import annotations

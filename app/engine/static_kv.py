@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import torch
 from transformers.cache_utils import Cache, StaticLayer
 
-from .kv import cache_argument, sync
+from .kv import cache_argument, owns_backend, sync
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -39,7 +39,7 @@ def verify_size(n: int) -> int:
 
 def static_support(model: PreTrainedModel) -> str | None:
     """None when the static path can run this model, else a one-line reason."""
-    if getattr(model, "speclens_backend", None) is not None:  # the native C model: a pass is already one call
+    if owns_backend(model):  # the native C model: a pass is already one call
         return ("static caches and compiled steps run transformers models; this target runs on the native kernel, "
                 "already one call a pass (load it with --kernels torch to compile)")
     config = model.config

@@ -139,22 +139,21 @@ class GgufInfo:
 
 
 def inspect_gguf(path: Path) -> GgufInfo:
-    """Parse a GGUF header and check that every tensor lies inside the file."""
-    from gguf import GGUFReader
+    """Walk a GGUF header and check it against the file: every size, offset and tensor inside it (gguf_index)."""
+    from .native.gguf_index import BLOCK_BYTES, GgufIndex  # numpy: only when a GGUF is opened
 
     try:
-        reader = GGUFReader(path)
-        arch = reader.fields["general.architecture"]
-        architecture = bytes(arch.parts[arch.data[0]]).decode()
-        parameters = sum(int(t.n_elements) for t in reader.tensors)
-        size = path.stat().st_size
-        if any(int(t.data_offset) + int(t.n_bytes) > size for t in reader.tensors):
-            raise CorruptModel(f"{path.name} is truncated: its tensors run past the end of the file")
-    except CorruptModel:
-        raise
-    except Exception as exc:  # GGUFReader raises ValueError, KeyError, struct/numpy errors on bad files
-        raise CorruptModel(f"{path.name} is not a valid GGUF file or is truncated ({exc or type(exc).__name__})") from exc
-    return GgufInfo(path, architecture, parameters)
+        index = GgufIndex(path)
+    except OSError as exc:
+        raise CorruptModel(f"{path.name} could not be read ({exc.strerror or exc})") from exc
+    architecture = index.values.get("general.architecture")
+    if not isinstance(architecture, str) or not architecture:
+        raise CorruptModel(f"{path.name}: its metadata names no general.architecture")
+    # transformers' GGUF loader (gguf.GGUFReader) refuses a type it does not know; say which tensor has it
+    unknown = next((t for t in index.tensors.values() if t.kind not in BLOCK_BYTES), None)
+    if unknown is not None:
+        raise CorruptModel(f"{path.name}: tensor {unknown.name[:80]!r} has unknown ggml {unknown.kind}")
+    return GgufInfo(path, architecture, sum(t.elements for t in index.tensors.values()))
 
 
 def _numel(shape: list[int]) -> int:

@@ -89,9 +89,10 @@ def model_fingerprint(model) -> str:
     """Config, weight count and a sample of the embedding rows: changes when the weights change, not with
     where they were read from (a GGUF's first load and its converted copy must share the first run's timings).
     A light native model carries the fingerprint of the transformers model it was first loaded as."""
-    known = getattr(model, "speclens_fingerprint", None)
-    if known is not None:
-        return known
+    from .native.model import is_native
+
+    if is_native(model):
+        return model.fingerprint
     config = json.loads(model.config.to_json_string(use_diff=False))
     for where in ("_name_or_path", "quantization_config"):
         config.pop(where, None)

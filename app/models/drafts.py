@@ -19,6 +19,7 @@ from .compat import ensure_compatible
 from .devices import reduced_dtype
 from .errors import ModelError
 from .loading import LoadedModel, load_model
+from .native.model import is_native
 from .packed import weight_count
 from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
 from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_draft
@@ -26,7 +27,7 @@ from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_d
 
 def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
     """The dtype of the target's self-draft; None on a CPU where the target already runs in the cheapest."""
-    if getattr(target.model, "speclens_backend", None) is not None:
+    if is_native(target.model):
         return None  # the native path already reads 4- and 8-bit blocks: no cheaper copy of it exists
     dtype = reduced_dtype(target.dtype, target.device)
     return None if target.device.type == "cpu" and dtype == target.dtype else dtype

@@ -11,7 +11,7 @@ A new kind of path is a new candidate: `candidates` offers it, `time_paths` time
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import torch
@@ -90,14 +90,24 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
     """The fastest linear path for this model on this CPU, among `candidates(dtype, native)`. known: the choice
     the machine profile holds for these candidates, reused as it is (the profile decides when it is stale).
     A native choice is provisional: loading measures its quality and falls back when it fails (native/quality.py)."""
-    from .attention import (
-        row_exact_unsupported,  # imports transformers' attention: not on a light native load
-    )
     from .native.build import native_support
 
     paths = candidates(dtype, native)
-    if NATIVE in paths and native_support(model) is not None:
-        paths.remove(NATIVE)
+    why = native_support(model) if NATIVE in paths else None
+    if why is None:
+        return _choose_among(model, dtype, known, paths)
+    paths.remove(NATIVE)
+    choice = _choose_among(model, dtype, known, paths)
+    note = f"; native left out: {why}"  # said, so a user who expected the native path learns why not
+    return choice if note in choice.reason else replace(choice, reason=choice.reason + note)
+
+
+def _choose_among(model: nn.Module, dtype: torch.dtype | None, known: PathChoice | None,
+                  paths: list[LinearPath]) -> PathChoice:
+    from .attention import (
+        row_exact_unsupported,  # imports transformers' attention: not on a light native load
+    )
+
     shapes = linear_shapes(model)
     dense = sum(o * i for o, i in shapes) * 4
     if len(paths) == 1:
@@ -176,7 +186,7 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
             mats = [blocks.from_float(w) for w in weights]
             for rows in (1, VERIFY_ROWS):
                 pairs = [(inputs[i][:rows].contiguous(), mat) for (_, i), mat in zip(sample, mats, strict=True)]
-                runs[path, rows] = partial(_native_linears, kernel(), pairs, rows)
+                runs[path, rows] = partial(_native_linears, kernel(), [(x, m.native(kernel())) for x, m in pairs], rows)
             continue
         ws = [w.to(path.torch_dtype) for w in weights]
         if path.packed:
@@ -193,7 +203,7 @@ def _native_linears(native, pairs, rows: int) -> None:
     threads = torch.get_num_threads()
     for x, mat in pairs:
         out = torch.empty(rows, mat.n)
-        native.matmul(mat.desc.data_ptr(), x.data_ptr(), rows, out.data_ptr(), threads)
+        native.matmul(mat, x.numpy(), out.numpy(), threads)
 
 
 def _all_linears(fn, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
@@ -232,13 +242,13 @@ def _native_rows_independent(shapes: list[tuple[int, int]], gen: torch.Generator
     for out_features, in_features in sorted(set(shapes)):
         if in_features % blocks.BLOCK:
             return False
-        mat = blocks.from_float(torch.randn(out_features, in_features, generator=gen) * 0.02)
+        mat = blocks.from_float(torch.randn(out_features, in_features, generator=gen) * 0.02).native(native)
         x = torch.randn(VERIFY_ROWS, in_features, generator=gen)
         whole = torch.empty(VERIFY_ROWS, mat.n)
-        native.matmul(mat.desc.data_ptr(), x.data_ptr(), VERIFY_ROWS, whole.data_ptr(), 1)
+        native.matmul(mat, x.numpy(), whole.numpy(), 1)
         for j in range(VERIFY_ROWS):
             one = torch.empty(1, mat.n)
-            native.matmul(mat.desc.data_ptr(), x[j : j + 1].contiguous().data_ptr(), 1, one.data_ptr(), 2)
+            native.matmul(mat, x[j : j + 1].contiguous().numpy(), one.numpy(), 2)
             if not torch.equal(one[0], whole[j]):
                 return False
     return True
@@ -248,13 +258,14 @@ def _packed(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return packed_linear(x, w)
 
 
-def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
+def apply_path(model: nn.Module, path: LinearPath, gguf=None) -> nn.Module:
     """The model in the path's dtype, its linears packed when the path says so (in place); on the native
-    path the model keeps its float32 weights and gains the native backend every engine call goes through."""
+    path the native model made from it (a GGUF's own blocks where `gguf` names the file it was loaded from),
+    which keeps only its float input rows of the module. descriptor.Unfit when the kernel does not run it."""
     if path.native:
-        from .native.model import attach
+        from .native.model import NativeCausalLM, from_transformers
 
-        return attach(model)
+        return model if isinstance(model, NativeCausalLM) else from_transformers(model, gguf)
     if next(model.parameters()).dtype != path.torch_dtype:
         model = model.to(path.torch_dtype)
     if path.packed:

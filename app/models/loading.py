@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class LoadedModel:
-    model: PreTrainedModel  # or, on a light native load, native.light.NativeCausalLM (what the app reads of one)
+    model: PreTrainedModel  # or, on the native path, native.model.NativeCausalLM (what the app reads of one)
     tokenizer: object
     name: str
     spec: str
@@ -51,9 +51,10 @@ class LoadedModel:
     @property
     def kernels(self) -> str:
         """The linear path that runs, for people: "Q4_1 + Q8_0 · native", "bf16 · oneDNN packed", "fp32"."""
-        native = getattr(self.model, "speclens_kernels", None)
-        if native is not None:
-            return native
+        from .native.model import is_native
+
+        if is_native(self.model):
+            return self.model.kernels
         chosen = self.profile.kernels if self.profile is not None else None
         return chosen.path.label if chosen is not None else kernels.dtype_label(self.dtype)
 
@@ -127,14 +128,14 @@ def load_model(
         if light is not None:
             model, tokenizer, profile, stored = light
         else:
-            if kind in ("embedded", "gguf"):
+            gguf = path if kind in ("embedded", "gguf") else None
+            if gguf is not None:
                 model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
             else:
                 model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
                                                 report)
             model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure,
-                                                  report, kernels)
-            model = _lighter(model, use_cache)
+                                                  report, kernels, gguf)
     except ModelError:
         memory.release()
         raise
@@ -146,10 +147,11 @@ def load_model(
                        stored if remeasure else None)
 
 
-def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto"):
+def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto", gguf=None):
     """(the model on its CPU linear path, its machine profile with that path and the thread count, the cached
     profile): reused or timed, and written back when anything was timed. A GPU or a model spread over
-    devices has neither."""
+    devices has neither. On the native path the model returned is the native model (native.model), made
+    from `gguf`'s own blocks where the model was loaded from that file."""
     # auto offers the native C model beside torch's paths; choose_path times them all, and a native choice
     # keeps only where its quality against fp32 passes (_native_path)
     native_ok = asked in ("auto", "native") and dev.type == "cpu"
@@ -168,13 +170,15 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
                 kernels.NATIVE, {}, False, "native: asked for (--kernels native)")
         else:
             path = kernels.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
+        native = None
         if path.path.native:
-            path = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
-        if path.path.native and use_cache:
-            _keep_record(model, fingerprint)
+            path, native = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report,
+                                        gguf=gguf)
+        if native is not None and use_cache and gguf is not None:
+            _keep_native(native, gguf)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
-        model = kernels.apply_path(model, path.path)
+        model = native if native is not None else kernels.apply_path(model, path.path)
         chosen = threads.choose_threads(model, known=reuse.part("threads"))
     profile = machine_profile.after_loading(reuse.stored, key, path, chosen, name)
     if use_cache and profile != stored:
@@ -190,37 +194,35 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
-    found = light.find(path)
-    if found is None:
+    from .native.record import RECORD, read_record
+
+    folder = conversion_cache.lookup(path)
+    record = read_record(folder) if folder is not None else None
+    if record is None:
+        if folder is not None and (folder / RECORD).exists():
+            extra.setdefault("notes", []).append(f"{path.name}'s native record was unreadable: loaded in full, "
+                                                 "and the record written again")
         return None
-    folder, record = found
     key = machine_profile.key_of_fingerprint(record.fingerprint, dev, requested, asked)
     reuse = machine_profile.Reuse(machine_profile.read(key))
     path_part, threads_part = reuse.part("kernels"), reuse.part("threads")
     if path_part is None or not path_part.path.native or threads_part is None:
         return None
-    extra.update(converted_cache="hit", light=True)
     report(LoadProgress("cache", 0.3, "using the converted-weights cache"))
-    config = light.config_of(folder, record)
-    report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
-    tokenizer = _tokenizer(folder, name, trust_remote_code=False, config=config)
-    report(LoadProgress("weights", 0.4, f"reading {path.name}'s 4-bit blocks"))
-    model = light.load(folder, path, record, config)
+    try:
+        config = light.config_of(folder)
+        report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
+        tokenizer = _tokenizer(folder, name, trust_remote_code=False, config=config)
+        report(LoadProgress("weights", 0.4, f"reading {path.name}'s 4-bit blocks"))
+        model = light.load(folder, path, record, config, extra.setdefault("notes", []))
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001  a light load only saves time: anything wrong means a full load
+        _discard(folder, path, _first_line(exc), extra)  # which converts the file anew
+        return None
+    extra.update(converted_cache="hit", light=True)
     chosen = threads.choose_threads(model, known=threads_part)
     return model, tokenizer, machine_profile.after_loading(reuse.stored, key, path_part, chosen, name), reuse.stored
-
-
-def _lighter(model, use_cache: bool):
-    """A GGUF's transformers model on the native path as the light model (as the next launch loads it), its
-    float32 matrices released; any other model as it is."""
-    from .native import light
-    from .native.model import is_native
-
-    gguf = getattr(model, "speclens_gguf", None)
-    if not use_cache or gguf is None or not is_native(model) or light.is_light(model):
-        return model
-    found = light.find(gguf)
-    return model if found is None else light.from_module(model, *found)
 
 
 def with_transformers(target: LoadedModel) -> LoadedModel:
@@ -240,21 +242,28 @@ def _require_native(model, dev, requested) -> None:
         raise UnsupportedArchitecture(f"--kernels native: {why}")
 
 
-def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report) -> kernels.PathChoice:
-    """The native choice with its measured quality, or (quality failing, not forced) the fastest torch path."""
+def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report, gguf=None):
+    """(the native choice with its measured quality, the native model) or, where the kernel does not run the
+    model or (not forced) its quality fails, (the fastest torch path, None)."""
     from .native import quality
-    from .native.model import attach
+    from .native.descriptor import Unfit
+    from .native.model import from_transformers
 
+    try:
+        native = from_transformers(model, gguf)
+    except Unfit as exc:
+        if forced:
+            raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
+        fallback = kernels.choose_path(model, requested, native=False)
+        return replace(fallback, reason=f"{fallback.reason}; native left out: {exc}"), None
     if path.cached:
-        return path  # its quality was measured when it was chosen, and is in its reason
+        return path, native  # its quality was measured when it was chosen, and is in its reason
     report(LoadProgress("kernels", 0.96, "measuring the native path's quality against fp32"))
-    attach(model)
-    measured = quality.measure(model, tokenizer)
+    measured = quality.measure(native.cache_backend, model, tokenizer)
     if measured.passes or forced:
-        return replace(path, reason=f"{path.reason}; quality: {measured.describe()}")
-    del model.speclens_backend, model.speclens_kernels
+        return replace(path, reason=f"{path.reason}; quality: {measured.describe()}"), native
     fallback = kernels.choose_path(model, requested, native=False)
-    return replace(fallback, reason=f"{fallback.reason}; native left out: {measured.describe()}")
+    return replace(fallback, reason=f"{fallback.reason}; native left out: {measured.describe()}"), None
 
 
 def locate(spec: str, *, offline: bool | None, allow_pickle: bool, report: ProgressCallback) -> tuple[str, Path, str]:
@@ -291,20 +300,39 @@ def _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
     kwargs: dict = {"dtype": dtype, "trust_remote_code": trust_remote_code, "use_safetensors": info.safetensors}
     if placement.device_map is not None:
         kwargs["device_map"] = placement.device_map
-    model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    model = _weights_whole(name, lambda **more: AutoModelForCausalLM.from_pretrained(path, **kwargs, **more))
     if placement.device_map is None:
         report(LoadProgress("device", 0.9, f"moving to {dev}", info.weight_bytes, info.weight_bytes))
         model = model.to(dev)
     return model.eval(), tokenizer
 
 
+def _discard(folder: Path, gguf: Path, why: str, extra: dict) -> None:
+    """A converted copy that does not describe its file (edited, damaged, stale) is removed, and said."""
+    conversion_cache.discard(folder)
+    extra["warnings"].append(f"the converted copy of {gguf.name} was discarded and is made again: {why}")
+
+
+def _stale(folder: Path, gguf: Path) -> str | None:
+    """None when the converted copy's config describes the file, else why not."""
+    from .gguf_config import mismatch
+    from .native.light import config_of
+
+    try:
+        return mismatch(config_of(folder), gguf)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        return f"its config is unreadable ({_first_line(exc)})"
+
+
 def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     cached = conversion_cache.lookup(path) if use_cache else None
+    if cached is not None and (why := _stale(cached, path)) is not None:
+        _discard(cached, path, why, extra)
+        cached = None
     if cached is not None:
         extra["converted_cache"] = "hit"
         report(LoadProgress("cache", 0.3, "using the converted-weights cache"))
         model, tokenizer = _load_folder(cached, name, dev, dtype, False, False, extra, report)
-        model.speclens_gguf = path  # the native path reads the file's own 4-bit blocks
         return model, tokenizer
     info = inspect_gguf(path)
     cacheable = use_cache and info.parameters * 4 <= conversion_cache.MAX_CACHED_BYTES
@@ -318,7 +346,8 @@ def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     report(LoadProgress("convert", 0.15, f"dequantising {path.name} (first load only)" if cacheable
                         else f"dequantising {path.name}"))
     with _conversion_progress(report):
-        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=load_dtype)
+        model = _weights_whole(name, lambda **more: AutoModelForCausalLM.from_pretrained(
+            path.parent, gguf_file=path.name, dtype=load_dtype, **more))
     if cacheable:
         report(LoadProgress("cache", 0.8, "saving converted weights for the next launch"))
         extra["converted_cache"] = "stored" if conversion_cache.store(path, model, tokenizer) else "failed"
@@ -327,24 +356,45 @@ def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
         raise OutOfMemory(f"{name} does not fit on {dev}; GGUF files are loaded onto one device only")
     report(LoadProgress("device", 0.9, f"moving to {dev}"))
     model = model.to(device=dev, dtype=dtype).eval()
-    model.speclens_gguf = path  # the native path reads the file's own 4-bit blocks
     return model, tokenizer
 
 
-def _keep_record(model, fingerprint: str) -> None:
-    """What a light native load of this GGUF needs to find the profile that chose native: the model's
-    fingerprint (its profile's key), beside the file's converted weights."""
-    from .native import light
-    from .packed import weight_count
+def _weights_whole(name: str, load):
+    """load(**more): transformers' from_pretrained; the model, refused with the first fault in one line where
+    the checkpoint's weights do not fill the config (transformers would start missing or mismatched ones
+    from random values: an answer of noise) or hold NaN or infinity."""
+    try:
+        model, info = load(output_loading_info=True)
+    except RuntimeError as exc:
+        if "ignore_mismatched_sizes" not in str(exc):
+            raise
+        _, info = load(output_loading_info=True, ignore_mismatched_sizes=True)  # only to name the mismatch
+        key, ckpt, wanted = sorted(info["mismatched_keys"])[0]
+        raise CorruptModel(f"{name}'s weights do not match its config: {key} is {list(ckpt)} in the file, "
+                           f"{list(wanted)} by the config") from exc
+    missing = sorted(info["missing_keys"])
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise CorruptModel(f"{name} lacks weights its config needs: {missing[0]}{more}")
+    for key, weight in model.state_dict().items():
+        if weight.is_floating_point() and weight.device.type != "meta" and not bool(torch.isfinite(weight).all()):
+            raise CorruptModel(f"{name}'s weights hold NaN or infinity ({key})")
+    return model
 
-    gguf = getattr(model, "speclens_gguf", None)
-    folder = conversion_cache.lookup(gguf) if gguf is not None else None
+
+def _keep_native(native, gguf: Path) -> None:
+    """What a light native load of this GGUF reads: the record of transformers' model of it (its profile's key)
+    and the kernel's weights, beside the file's converted copy."""
+    from .native import light
+    from .native.record import Record, read_record, write_record
+
+    folder = conversion_cache.lookup(gguf)
     if folder is None:
         return
-    architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
-    record = light.Record(fingerprint, weight_count(model), architecture)
-    if light.read_record(folder) != record:
-        light.write_record(folder, record)
+    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
+    if read_record(folder) != record:
+        write_record(folder, record)
+    light.keep_parts(native, folder)
 
 
 def _tokenizer(path: Path, name: str, *, trust_remote_code: bool, config=None):

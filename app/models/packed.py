@@ -103,9 +103,10 @@ def hint_of(model: nn.Module) -> int | None:
 def weight_count(model: nn.Module) -> int:
     """Parameters including packed linear weights (which are not Parameters), without tied duplicates; a light
     native model's, as transformers' model of it counted them."""
-    known = getattr(model, "speclens_weight_count", None)
-    if known is not None:
-        return known
+    from .native.model import is_native
+
+    if is_native(model):
+        return model.weight_count
     dense = sum(p.numel() for p in model.parameters())
     packed = sum(m.in_features * m.out_features for m in model.modules()
                  if isinstance(m, PackedLinear) and m._tied is None)

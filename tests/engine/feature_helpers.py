@@ -11,11 +11,13 @@ from app.engine.feature_net import FeatureDraftModel
 
 
 def random_feature_draft(target, vocab_k: int, seed: int = 0, noise: float = 0.5) -> FeatureDraftModel:
-    """A feature draft over the first vocab_k token ids (the rest are outside its head: q = 0 there)."""
+    """A feature draft over the first vocab_k token ids (the rest are outside its head: q = 0 there), started
+    from the target's last layer where the target has its layers (a native target keeps none: random)."""
     cfg = FeatureDraftConfig.for_target(target, n_layers=1, vocab_k=vocab_k)
     torch.manual_seed(seed)
     draft = FeatureDraftModel(cfg)
-    init_from_target(draft, target)
+    if hasattr(target.base_model, "layers"):
+        init_from_target(draft, target)
     with torch.no_grad():
         for p in draft.parameters():
             p.add_(torch.randn_like(p) * noise * p.std().clamp_min(1e-3))

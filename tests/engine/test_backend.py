@@ -1,4 +1,4 @@
-"""A model that is not a transformers model brings its own cache backend (`speclens_backend`), and the rounds
+"""A model that is not a transformers model brings its own cache backend (`cache_backend`), and the rounds
 reach it only through that backend: chain and tree rounds, on it as a target and as a draft model."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Native:
     def __init__(self, model) -> None:
         self.config = model.config
         self.calls: Counter = Counter()
-        self.speclens_backend = lambda: CountingBackend(model, self.calls)
+        self.cache_backend = lambda: CountingBackend(model, self.calls)
 
 
 @pytest.mark.parametrize("kind", ["chain", "tree"])

@@ -23,10 +23,12 @@ pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is n
 VOCAB = 8
 
 
-def native_drafter(target, vocab_k: int, **kw) -> FeatureDrafter:
+def native_drafter(target, vocab_k: int, source=None, **kw) -> FeatureDrafter:
+    """A random feature draft initialised from `source` (transformers' model of the target: a native target
+    has no layers to copy), on the native kernel beside `target`."""
     from app.models.native.draft import native_feature_drafter
 
-    return native_feature_drafter(FeatureDrafter(random_feature_draft(target, vocab_k, **kw), target))
+    return native_feature_drafter(FeatureDrafter(random_feature_draft(source or target, vocab_k, **kw), target))
 
 
 def test_native_linear_is_the_q8_0_product():
@@ -84,19 +86,20 @@ def test_a_misreported_q_on_the_native_draft_is_caught(vocab8_pair, monkeypatch)
 def native_pair():
     from tiny_models import tiny_model
 
-    from app.models.native.model import attach
+    from app.models.native.model import from_transformers
 
-    return attach(tiny_model())
+    model = tiny_model()
+    return model, from_transformers(model)
 
 
 @pytest.mark.parametrize("prompt", PROMPTS, ids=["plain", "repetitive"])
 def test_native_draft_greedy_equals_native_target_only(native_pair, prompt):
-    target = native_pair
+    source, target = native_pair
     prompt = torch.tensor(prompt)
     params = DecodeParams(temperature=0, max_new_tokens=32, seed=0)
     expected = generate(target, prompt, None, params, vocab_size=34, stop_token_ids=(1,)).token_ids
-    chain = native_drafter(target, vocab_k=24, noise=0.1)
-    tree = FeatureTreeDrafter(native_drafter(target, vocab_k=24, noise=0.1), budget=8, depth=4, top_k=3)
+    chain = native_drafter(target, vocab_k=24, source=source, noise=0.1)
+    tree = FeatureTreeDrafter(native_drafter(target, vocab_k=24, source=source, noise=0.1), budget=8, depth=4, top_k=3)
     accepted = 0
     for drafter in (chain, tree):
         for gamma in (2, 4):

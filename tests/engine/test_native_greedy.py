@@ -14,7 +14,7 @@ from tiny_models import noisy_copy, tiny_model
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
-from app.models.native import kernel
+from app.models.native import builds, kernel
 
 pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
 
@@ -41,13 +41,14 @@ def moved(result) -> bool:
 # ------------------------------------------------------------------ a tiny native pair
 
 
-@pytest.fixture(scope="module")
-def tiny_native():
-    from app.models.native.model import attach
+@pytest.fixture(scope="module", params=builds(), ids=[b.isa() for b in builds()])
+def tiny_native(request):
+    """The tiny pair on each kernel build this CPU runs (AVX-512 VNNI, AVX2, generic C)."""
+    from app.models.native.model import from_transformers
 
     target = tiny_model()
-    draft = noisy_copy(target, 1.5)  # before attaching: a native model's kernel module does not deep-copy
-    return attach(target), attach(draft)
+    draft = noisy_copy(target, 1.5)  # before converting: a native model's kernel module does not deep-copy
+    return from_transformers(target, build=request.param), from_transformers(draft, build=request.param)
 
 
 TINY_PROMPT = torch.tensor([0, 5, 9, 3, 17, 5, 9, 3, 22, 5, 9])  # repeats: lookup proposes, its trie branches
@@ -84,7 +85,7 @@ def native_target():
     from app.models import load_model
 
     target = load_model("default", device="cpu", kernels="native")
-    assert target.model.speclens_backend is not None and "native" in target.kernels
+    assert target.model.cache_backend is not None and "native" in target.kernels
     return target
 
 

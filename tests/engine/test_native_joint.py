@@ -43,17 +43,23 @@ def one_thread():
 @pytest.fixture(scope="module")
 def native_pair():
     """The vocab-8 pair of the engine tests on the native path: target and a noisy draft, both native."""
-    from app.models.native.model import attach
+    from app.models.native.model import from_transformers
 
     target = tiny_model(vocab_size=VOCAB, layers=1, seed=0, scale=4.0)
     draft = noisy_copy(target, 1.5)
-    return attach(target), attach(draft)
+    return from_transformers(target), from_transformers(draft)
+
+
+@pytest.fixture(scope="module")
+def float_target():
+    """transformers' float32 model the native target was made from (the same seeds)."""
+    return tiny_model(vocab_size=VOCAB, layers=1, seed=0, scale=4.0)
 
 
 @torch.inference_mode()
 def native_joint(model, prompt: list[int], params: DecodeParams, depth: int = 3) -> np.ndarray:
     """P(t1..t_depth | prompt) over all VOCAB^depth continuations from the native backend's own logits."""
-    backend = model.speclens_backend
+    backend = model.cache_backend
     probs = torch.ones(1, dtype=torch.float64)
     prefixes: list[list[int]] = [[]]
     for _ in range(depth):
@@ -83,12 +89,12 @@ def drafter(kind: str, draft):
     return UnionTreeDrafter(LookupTreeDrafter(budget=4, depth=3), ModelTreeDrafter(draft, budget=6, depth=3, top_k=3))
 
 
-def test_the_native_law_is_the_native_targets_own(native_pair, exact):
+def test_the_native_law_is_the_native_targets_own(float_target, exact):
     """The reference is not transformers' float32 law, though close to it: the test below is about the
     native model, whose rounding moves the law by ~1e-4."""
     from engine.helpers import exact_joint
 
-    fp32 = exact_joint(native_pair[0], PROMPT, PARAMS, VOCAB)  # the module's own forward stays float32
+    fp32 = exact_joint(float_target, PROMPT, PARAMS, VOCAB)
     assert 0 < np.abs(exact - fp32).max() < 1e-2
 
 

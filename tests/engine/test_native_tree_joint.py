@@ -29,11 +29,11 @@ DEPTH = 3
 @pytest.fixture(scope="module")
 def native_vocab8():
     """The vocab8 pair of conftest.py (same seeds), both on the native path."""
-    from app.models.native.model import attach
+    from app.models.native.model import from_transformers
 
     target = tiny_model(vocab_size=VOCAB, layers=1, seed=0, scale=4.0)
     draft = noisy_copy(target, 1.5)  # before attaching: a native model's kernel module does not deep-copy
-    return attach(target), attach(draft)
+    return from_transformers(target), from_transformers(draft)
 
 
 @torch.inference_mode()

@@ -1,26 +1,45 @@
-"""The native kernel on a tiny random Llama: close to transformers' float32, and every row bit-identical
-whatever rows share its pass (counts, threads, a tree), which greedy speculation's exactness rests on."""
+"""The native kernel on a tiny random Llama, on every build this CPU runs (AVX-512 VNNI, AVX2, generic C):
+close to transformers' float32, and every row bit-identical whatever rows share its pass (counts, threads,
+a tree), which greedy speculation's exactness rests on. The odd shapes (tests/native/odd_shapes.py) run
+here in-process, and under the sanitizers in tests/native/test_sanitized.py."""
+
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from app.models.native import kernel
+from app.models.native import builds, kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
+import odd_shapes  # noqa: E402
 
 pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+BUILDS = builds()
 
 
-@pytest.fixture(scope="module")
-def pair():
+@pytest.fixture(scope="module", params=BUILDS, ids=[b.isa() for b in BUILDS])
+def pair(request):
     from app.models.native.backend import NativeBackend
-    from app.models.native.build import from_transformers, native_support
+    from app.models.native.build import ModuleFloats, assemble, native_support, parts_of
 
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=80, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
     model = LlamaForCausalLM(config).eval()
     assert native_support(model) is None
-    return model, NativeBackend(from_transformers(model))
+    return model, NativeBackend(assemble(config, parts_of(config, ModuleFloats(model)), request.param))
+
+
+@pytest.mark.parametrize("build", BUILDS, ids=[b.isa() for b in BUILDS])
+@pytest.mark.parametrize("shape", list(odd_shapes.SHAPES))
+def test_odd_shapes_on_every_build(build, shape):
+    model = odd_shapes.tiny_model(shape)
+    native = odd_shapes.backend_of(model, build)
+    odd_shapes.check_close_to_float32(model, native)
+    odd_shapes.check_rows_and_threads(native, model.config.vocab_size)
+    odd_shapes.check_tree_row_equals_chain(native, model.config.vocab_size)
 
 
 def test_logits_follow_transformers_float32(pair):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is n
 ASKED = kernels.PathChoice(kernels.NATIVE, {}, False, "native: asked for")
 
 
-def _gate(model, forced: bool) -> kernels.PathChoice:
+def _gate(model, forced: bool) -> tuple[kernels.PathChoice, object]:
     return loading._native_path(model, char_tokenizer(), ASKED, None, forced=forced, report=lambda _: None)
 
 
@@ -27,30 +27,32 @@ def perturbed_blocks(monkeypatch):
     leave float32's (measured: 73% agreement against the gate's 99%)."""
     from app.models.native import build, model
 
-    monkeypatch.setattr(model, "from_transformers",
-                        lambda m, gguf=None: build.from_transformers(noisy_copy(m, 0.3)))
+    monkeypatch.setattr(model, "weights_of",
+                        lambda m, gguf=None, kernel=None: build.from_transformers(noisy_copy(m, 0.3), gguf, kernel))
 
 
 def test_an_honest_native_model_passes_the_gate():
+    from app.models.native.model import is_native
+
     target = tiny_model()  # 256 positions: fewer than the gate's held-out text, which is cut to fit
-    choice = _gate(target, forced=False)
+    choice, native = _gate(target, forced=False)
     assert choice.path.native and "quality:" in choice.reason and "greedy agreement" in choice.reason
-    assert target.speclens_backend is not None
+    assert is_native(native) and not is_native(target)  # nothing native hangs on transformers' model
 
 
 def test_a_model_failing_the_gate_falls_back_to_torch(perturbed_blocks):
     from app.engine.kv import TransformersBackend, backend_for
 
     target = tiny_model()
-    choice = _gate(target, forced=False)
+    choice, native = _gate(target, forced=False)
     assert not choice.path.native and "native left out" in choice.reason, choice.reason
-    assert getattr(target, "speclens_backend", None) is None and getattr(target, "speclens_kernels", None) is None
+    assert native is None
     assert isinstance(backend_for(kernels.apply_path(target, choice.path)), TransformersBackend)
 
 
 def test_native_asked_for_is_kept_with_its_quality_said(perturbed_blocks):
     target = tiny_model()
-    choice = _gate(target, forced=True)
+    choice, _ = _gate(target, forced=True)
     assert choice.path.native and "quality:" in choice.reason
     assert float(choice.reason.split("quality: ")[1].split("%")[0]) < 99  # the failing figure is shown, not hidden
 
@@ -59,7 +61,7 @@ def test_loading_with_kernels_native_measures_the_gate(tiny_pair_dirs):
     loaded = loading.load_model(str(tiny_pair_dirs[0]), device="cpu", kernels="native", use_cache=False)
     assert "native" in loaded.kernels and "greedy agreement" in loaded.profile.kernels.reason
     prompt = torch.tensor([5, 9, 12])
-    backend = loaded.model.speclens_backend
+    backend = loaded.model.cache_backend
     assert backend.forward(backend.new_cache(), prompt, keep=1).shape == (1, 34)
 
 

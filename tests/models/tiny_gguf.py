@@ -1,23 +1,33 @@
-"""A tiny llama GGUF (F32 tensors, byte-level BPE vocabulary) that transformers' GGUF loader accepts."""
+"""A tiny llama GGUF (F32 or Q8_0 tensors, byte-level BPE vocabulary) that transformers' GGUF loader accepts;
+its keywords make the variants the malformed-input campaign (tests/models/malformed.py) starts from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
-from gguf import GGUFWriter, TokenType
+from gguf import GGMLQuantizationType, GGUFWriter, TokenType
 
 TOKENS = ["<s>", "</s>", "<unk>"] + list("abcdefghijklmnopqrstuvwxyz.,!?") + ["Ġ"]
 HIDDEN, FFN, HEADS, KV_HEADS, LAYERS = 32, 64, 4, 2, 2
 
 
-def write_tiny_gguf(path: Path, seed: int = 0) -> Path:
+def write_tiny_gguf(path: Path, seed: int = 0, *, q8_0: bool = False, alignment: int | None = None,
+                    drop: tuple[str, ...] = (), arch: str = "llama", embedding_length: int = HIDDEN,
+                    nan_scale: str | None = None) -> Path:
+    """q8_0: the matrices as Q8_0 blocks; alignment: written as general.alignment; drop: tensors left out;
+    embedding_length: what the metadata claims (the tensors stay HIDDEN wide); nan_scale: a Q8_0 tensor one of
+    whose block scales is NaN."""
+    from gguf.quants import quantize
+
     rng = np.random.default_rng(seed)
     head_dim = HIDDEN // HEADS
-    w = GGUFWriter(str(path), "llama")
+    w = GGUFWriter(str(path), arch)
+    if alignment is not None:
+        w.add_custom_alignment(alignment)
     w.add_name("tiny-llama")
     w.add_context_length(256)
-    w.add_embedding_length(HIDDEN)
+    w.add_embedding_length(embedding_length)
     w.add_feed_forward_length(FFN)
     w.add_block_count(LAYERS)
     w.add_head_count(HEADS)
@@ -33,7 +43,16 @@ def write_tiny_gguf(path: Path, seed: int = 0) -> Path:
     w.add_unk_token_id(2)
 
     def tensor(name, *shape):
-        w.add_tensor(name, (rng.standard_normal(shape) * 0.2).astype(np.float32))
+        values = (rng.standard_normal(shape) * 0.2).astype(np.float32)
+        if name in drop:
+            return
+        if (q8_0 or name == nan_scale) and len(shape) == 2:
+            blocks = quantize(values, GGMLQuantizationType.Q8_0)
+            if name == nan_scale:
+                blocks[0, 0:2] = np.frombuffer(np.float16(np.nan).tobytes(), np.uint8)  # the first block's d
+            w.add_tensor(name, blocks, raw_shape=blocks.shape, raw_dtype=GGMLQuantizationType.Q8_0)
+        else:
+            w.add_tensor(name, values)
 
     tensor("token_embd.weight", len(TOKENS), HIDDEN)
     for i in range(LAYERS):

@@ -2,33 +2,64 @@
 GGUF's own 4-bit blocks (or 8-bit blocks made from float weights).
 
 `kernel()` is the best build this CPU runs (AVX-512 VNNI, AVX2, generic C), or None; `unavailable()`
-says why in one line. The model side is build.py (weights), backend.py (the engine's CacheBackend) and
-quality.py (its quality against the model as transformers loads it).
+says why in one line. SPECLENS_NATIVE_BUILD (avx512, avx2 or generic) runs one build instead, so every
+build can be tested and compared on one machine. `builds()` lists every build that runs here.
+The model side is descriptor.py (dimensions and the kernel's fields), build.py (weights), backend.py
+(the engine's CacheBackend) and quality.py (its quality against the model as transformers loads it).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from functools import cache
 from types import ModuleType
 
 BUILDS = ("_kernel_avx512", "_kernel_avx2", "_kernel_generic")  # best first
+FORCE = "SPECLENS_NATIVE_BUILD"
 
 
 @cache
-def _load() -> tuple[ModuleType | None, str | None]:
-    missing = []
+def _runnable() -> tuple[dict[str, ModuleType], dict[str, str]]:
+    """({build: module} for every build that runs here, {build: why not} for the rest)."""
+    from .descriptor import layout_mismatch
+
+    ok: dict[str, ModuleType] = {}
+    why: dict[str, str] = {}
     for name in BUILDS:
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ImportError:
-            missing.append(name)
+            why[name] = "not built"
             continue
-        if module.cpu_ok():
-            return module, None
-    if len(missing) == len(BUILDS):
+        if not module.cpu_ok():
+            why[name] = "this CPU lacks its instructions"
+        elif (mismatch := layout_mismatch(module)) is not None:
+            why[name] = mismatch
+        else:
+            ok[name] = module
+    return ok, why
+
+
+def builds() -> list[ModuleType]:
+    """Every build that runs on this CPU, best first."""
+    return list(_runnable()[0].values())
+
+
+@cache
+def _load() -> tuple[ModuleType | None, str | None]:
+    ok, why = _runnable()
+    forced = os.environ.get(FORCE, "").strip().lower()
+    if forced:
+        name = f"_kernel_{forced}"
+        if name not in BUILDS:
+            return None, f"{FORCE}={forced} names no build (avx512, avx2 or generic)"
+        return (ok[name], None) if name in ok else (None, f"the {forced} native build: {why[name]}")
+    if ok:
+        return next(iter(ok.values())), None
+    if all(reason == "not built" for reason in why.values()):
         return None, "the native kernel was not built (no C compiler at install: pip install -e . with gcc or clang)"
-    return None, "this CPU lacks the instructions every native build needs"
+    return None, next(reason for reason in why.values() if reason != "not built")
 
 
 def kernel() -> ModuleType | None:

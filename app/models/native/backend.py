@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import torch
 
-from . import kernel
 from .build import NativeWeights
 
 FIRST_CAPACITY = 256
@@ -18,8 +17,10 @@ FIRST_CAPACITY = 256
 class NativeCache:
     keys: torch.Tensor  # [layers, capacity, kv width] float32
     values: torch.Tensor
-    pointers: torch.Tensor  # int64 [2, layers]: each layer's key rows, then value rows
     length: int = 0
+
+    def __post_init__(self) -> None:
+        self.buffers = (self.keys.numpy(), self.values.numpy())  # what the kernel writes (it checks their sizes)
 
     @property
     def capacity(self) -> int:
@@ -31,12 +32,7 @@ class NativeCache:
 
 
 def _cache(layers: int, width: int, capacity: int) -> NativeCache:
-    keys = torch.zeros(layers, capacity, width)
-    values = torch.zeros(layers, capacity, width)
-    step = capacity * width * 4
-    pointers = torch.tensor([[t.data_ptr() + layer * step for layer in range(layers)] for t in (keys, values)],
-                            dtype=torch.int64)
-    return NativeCache(keys, values, pointers)
+    return NativeCache(torch.zeros(layers, capacity, width), torch.zeros(layers, capacity, width))
 
 
 class NativeBackend:
@@ -44,9 +40,7 @@ class NativeBackend:
 
     def __init__(self, weights: NativeWeights) -> None:
         self.weights = weights
-        self.kernel = kernel()
-        if self.kernel is None:
-            raise RuntimeError("the native kernel is not available on this machine")
+        self.kernel = weights.build  # the build whose Model the weights hold
 
     def new_cache(self) -> NativeCache:
         w = self.weights
@@ -65,7 +59,7 @@ class NativeBackend:
         grown = _cache(self.weights.layers, self.weights.kv_width, capacity)
         grown.keys[:, : cache.length] = cache.keys[:, : cache.length]
         grown.values[:, : cache.length] = cache.values[:, : cache.length]
-        cache.keys, cache.values, cache.pointers = grown.keys, grown.values, grown.pointers
+        cache.keys, cache.values, cache.buffers = grown.keys, grown.values, grown.buffers
 
     def _pass(self, cache: NativeCache, ids: torch.Tensor, positions: torch.Tensor | None, visible: torch.Tensor | None,
               keep: int, hidden: bool, masked_from: int = 0) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -80,14 +74,14 @@ class NativeBackend:
         if int(positions.max()) >= w.max_positions:
             raise ValueError(f"the context passed {w.max_positions} positions, the most this model's rotary table holds")
         self._room(cache, n)
-        tokens = ids.to(torch.int64).contiguous()
+        tokens = ids.to(torch.int64).contiguous().view(-1)
         hidden_out = torch.empty(n, w.hidden) if hidden else None
         logits = torch.empty(keep, w.head.n) if keep else None
         self.kernel.forward(
-            w.meta.data_ptr(), n, tokens.data_ptr(), 0, positions.data_ptr(), held, masked_from,
-            0 if visible is None else visible.data_ptr(), cache.pointers[0].data_ptr(), cache.pointers[1].data_ptr(),
-            cache.capacity, 0 if hidden_out is None else hidden_out.data_ptr(), keep,
-            0 if logits is None else logits.data_ptr(), torch.get_num_threads())
+            w.model, tokens.numpy(), None, positions.view(-1).numpy(), held, masked_from,
+            None if visible is None else visible.numpy(), *cache.buffers,
+            None if hidden_out is None else hidden_out.numpy(), keep, None if logits is None else logits.numpy(),
+            torch.get_num_threads())
         cache.length = held + n
         return hidden_out, None if logits is None else logits[:, : w.vocab]
 
@@ -104,7 +98,7 @@ class NativeBackend:
         w = self.weights
         rows = hidden.reshape(-1, w.hidden).float().contiguous()
         out = torch.empty(rows.shape[0], w.head.n)
-        self.kernel.matmul(w.head.desc.data_ptr(), rows.data_ptr(), rows.shape[0], out.data_ptr(), torch.get_num_threads())
+        self.kernel.matmul(w.head.native(self.kernel), rows.numpy(), out.numpy(), torch.get_num_threads())
         return out[:, : w.vocab].reshape(*hidden.shape[:-1], w.vocab)
 
     def rollback(self, cache: NativeCache, length: int) -> None:

@@ -1,9 +1,11 @@
 """Weights in the kernel's panel layout: 16 output channels x blocks of 32 inputs, each block's bytes in
 the order vpdpbusd reads them (kernel.c says why). Q4_1 comes from a GGUF's own blocks, unchanged;
-Q8_0 from a GGUF's Q8_0 blocks or from float weights. Every matrix keeps its tensors alive and hands the
-kernel a descriptor (`QMatrix.desc`: type, n, k and three pointers)."""
+Q8_0 from a GGUF's Q8_0 blocks or from float weights. A matrix becomes a kernel build's own Matrix
+(`QMatrix.native`), which checks that its records hold n x k in its type and keeps them alive."""
 
 from __future__ import annotations
+
+from types import ModuleType
 
 import numpy as np
 import torch
@@ -11,6 +13,7 @@ import torch
 PANEL, BLOCK = 16, 32
 Q4_1, Q8_0 = 1, 2
 NAMES = {Q4_1: "Q4_1", Q8_0: "Q8_0"}
+RECORD_BYTES = {Q4_1: 320, Q8_0: 544}  # a panel's block: 16 channels' quants, their d (and Q4_1's m) as float16
 
 
 class QMatrix:
@@ -34,7 +37,7 @@ class QMatrix:
         scales = [x.to(torch.float16).view(p, PANEL, kb).permute(0, 2, 1).contiguous().view(torch.uint8) for x in half]
         self.kind, self.rows, self.n, self.k = kind, rows, n, kb * BLOCK
         self.data = torch.cat([q, *[x.view(p, kb, 2 * PANEL) for x in scales]], dim=-1).contiguous()  # one record per block
-        self.desc = torch.tensor([kind, n, self.k, self.data.data_ptr()], dtype=torch.int64)
+        self._native: dict[str, object] = {}
 
     @classmethod
     def of_data(cls, kind: int, rows: int, data: torch.Tensor) -> QMatrix:
@@ -42,8 +45,15 @@ class QMatrix:
         mat = cls.__new__(cls)
         p, kb, _ = data.shape
         mat.kind, mat.rows, mat.n, mat.k, mat.data = kind, rows, p * PANEL, kb * BLOCK, data.contiguous()
-        mat.desc = torch.tensor([kind, mat.n, mat.k, mat.data.data_ptr()], dtype=torch.int64)
+        mat._native = {}
         return mat
+
+    def native(self, build: ModuleType):
+        """This matrix as `build`'s Matrix, made once a build (the kernel checks its size and type there)."""
+        made = self._native.get(build.__name__)
+        if made is None:
+            made = self._native[build.__name__] = build.Matrix(self.kind, self.n, self.k, self.data.numpy())
+        return made
 
     @property
     def name(self) -> str:

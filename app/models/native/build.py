@@ -1,5 +1,5 @@
 """A transformers Llama-family model's weights for the native kernel: fused q/k/v and gate/up, rotary
-tables made once, and the meta array the kernel reads (kernel.c's M_* and L_* fields).
+tables made once, and the kernel's Model over them (descriptor.py names its fields; the kernel checks them).
 
 From a GGUF the 4-bit and 8-bit blocks are the file's own (checked against the weights transformers
 dequantised from it, so a row order mistake can never pass); any other weight becomes Q8_0.
@@ -7,23 +7,20 @@ dequantised from it, so a row order mistake can never pass); any other weight be
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import torch
 from torch import nn
 
-from . import blocks
+from . import blocks, kernel, unavailable
 from .blocks import QMatrix
+from .descriptor import MODEL_FIELDS, Dims, Unfit, config_problem, dims_of
 from .gguf_index import GgufIndex
 
-FAMILIES = ("llama", "mistral", "qwen2")  # rotate-half rotary, RMSNorm, SiLU gate/up, no per-layer extras
 PERMUTED = ("llama", "mistral")  # llama.cpp's converter reorders q and k rows of these (transformers undoes it)
-MAX_TABLE = 32768  # rotary rows made at load; longer contexts stop there (context_limit says so)
-MAX_GROUP = 16  # query heads per key head the kernel's scratch holds
-M_META, LAYER_FIELDS = 16, 8
 
 
 def native_support(model: nn.Module) -> str | None:
@@ -31,49 +28,42 @@ def native_support(model: nn.Module) -> str | None:
     config = getattr(model, "config", None)
     if config is None:
         return "not a transformers model"
-    config = config.get_text_config()
-    kind = getattr(config, "model_type", None)
-    if kind not in FAMILIES:
-        return f"the native kernel covers {', '.join(FAMILIES)}, not {kind}"
-    if getattr(config, "hidden_act", "silu") != "silu":
-        return f"the native kernel has SiLU only, not {config.hidden_act}"
-    if getattr(config, "use_sliding_window", False) or (kind == "mistral" and getattr(config, "sliding_window", None)):
-        return "the native kernel has no sliding-window attention"
-    rope = getattr(config, "rope_scaling", None) or getattr(config, "rope_parameters", None) or {}
-    if isinstance(rope, dict) and rope.get("rope_type", rope.get("type")) in ("dynamic", "longrope"):
-        return "the native kernel has no position-dependent rotary scaling"
-    if getattr(config, "mlp_bias", False) or any(
-            getattr(layer.self_attn.o_proj, "bias", None) is not None for layer in model.base_model.layers):
-        return "the native kernel has no output or MLP biases"
-    heads, kv = config.num_attention_heads, config.num_key_value_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    if heads % kv or heads // kv > MAX_GROUP or head_dim % 2:
-        return "the native kernel needs whole groups of at most 16 query heads per key head"
-    for width in (config.hidden_size, config.intermediate_size, heads * head_dim):
-        if width % blocks.BLOCK:
-            return f"the native kernel needs widths in blocks of 32 ({width} is not)"
-    for width in (heads * head_dim, kv * head_dim, config.intermediate_size):
-        if width % blocks.PANEL:
-            return f"the native kernel needs output widths in panels of 16 ({width} is not)"
-    return None
+    why = config_problem(config)
+    if why is None and any(getattr(layer.self_attn.o_proj, "bias", None) is not None
+                           for layer in model.base_model.layers):
+        why = "the native kernel has no output or MLP biases"
+    return why
 
 
 @dataclass
 class NativeWeights:
-    """Everything the kernel reads, kept alive for its pointers."""
+    """The kernel's model (checked whole by the build that runs it) and the parts it was made from."""
 
-    meta: torch.Tensor  # int64 [M_META + LAYER_FIELDS * layers]
-    layers: int
-    hidden: int
-    kv_width: int  # key (and value) floats per cache slot: kv heads x head dim
+    model: object  # build.Model
+    build: ModuleType
+    dims: Dims
     vocab: int  # logits per row (the head's real rows)
-    max_positions: int
     embed: QMatrix
     head: QMatrix
     kinds: str  # "Q4_1 + Q8_0", for people
     nbytes: int
-    keep: list = field(default_factory=list)  # tensors the meta points into
     parts: dict = field(default_factory=dict)  # by part name (parts_of), for native/stored.py
+
+    @property
+    def layers(self) -> int:
+        return self.dims.layers
+
+    @property
+    def hidden(self) -> int:
+        return self.dims.hidden
+
+    @property
+    def kv_width(self) -> int:
+        return self.dims.kv_width
+
+    @property
+    def max_positions(self) -> int:
+        return self.dims.max_positions
 
 
 class ModuleFloats:
@@ -131,15 +121,28 @@ class SafetensorsFloats:
         return picked, torch.cat([part[:head], part[rows - 1 : rows]])[: len(picked)].float()
 
 
-def from_transformers(model: nn.Module, gguf: Path | None = None) -> NativeWeights:
-    """The model's weights for the kernel: a GGUF's own blocks where `gguf` names the file it came from."""
-    return from_floats(model.config, ModuleFloats(model), gguf)
+def from_transformers(model: nn.Module, gguf: Path | None = None, build: ModuleType | None = None) -> NativeWeights:
+    """The model's weights for the kernel: a GGUF's own blocks where `gguf` names the file it came from.
+    Unfit when the kernel does not run the model."""
+    why = native_support(model)
+    if why is not None:
+        raise Unfit(why)
+    return assemble(model.config, parts_of(model.config, ModuleFloats(model), gguf), build)
 
 
-def from_floats(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None = None) -> NativeWeights:
-    """The weights for the kernel, by transformers' names: a GGUF's own blocks where `gguf` names the file the
-    floats were dequantised from (each checked against them), else the floats as Q8_0."""
-    return assemble(config, parts_of(config, floats, gguf))
+def expected_shapes(config, tied: bool) -> dict[str, tuple[int, ...]]:
+    """Every part's shape as the config's dimensions make it: (rows, inputs) of a matrix, (length,) of a vector.
+    The q/k/v bias ("{i}.qkv_bias") is the one optional part."""
+    config = config.get_text_config()
+    d = dims_of(config)
+    shapes: dict[str, tuple[int, ...]] = {"embed": (int(config.vocab_size), d.hidden), "norm": (d.hidden,)}
+    if not tied:
+        shapes["head"] = (int(config.vocab_size), d.hidden)
+    for i in range(d.layers):
+        shapes |= {f"{i}.attn_norm": (d.hidden,), f"{i}.mlp_norm": (d.hidden,), f"{i}.qkv_bias": (d.qkv_width,),
+                   f"{i}.qkv": (d.qkv_width, d.hidden), f"{i}.o": (d.hidden, d.q_width),
+                   f"{i}.gate_up": (2 * d.ffn, d.hidden), f"{i}.down": (d.hidden, d.ffn)}
+    return shapes
 
 
 def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None = None) -> dict:
@@ -191,32 +194,47 @@ def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None
     return parts
 
 
-def assemble(config, parts: dict) -> NativeWeights:
-    """The meta array the kernel reads (kernel.c's M_* and L_* fields) over the parts, kept alive with it."""
-    config = config.get_text_config()
-    heads, kv = config.num_attention_heads, config.num_key_value_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
-    layers = config.num_hidden_layers
-    embed = parts["embed"]
-    head = parts.get("head", embed)
-    cos, sin, max_positions = rotary_tables(config, head_dim)
-    layer_fields = []
-    for i in range(layers):
-        bias = parts.get(f"{i}.qkv_bias")
-        layer_fields.append([parts[f"{i}.attn_norm"].data_ptr(), parts[f"{i}.qkv"].desc.data_ptr(),
-                             0 if bias is None else bias.data_ptr(), parts[f"{i}.o"].desc.data_ptr(),
-                             parts[f"{i}.mlp_norm"].data_ptr(), parts[f"{i}.gate_up"].desc.data_ptr(),
-                             parts[f"{i}.down"].desc.data_ptr(), 0])
-    eps = float(getattr(config, "rms_norm_eps", 1e-6))
-    header = [layers, config.hidden_size, heads, kv, head_dim, config.intermediate_size, head.rows,
-              struct.unpack("<q", struct.pack("<d", eps))[0], cos.data_ptr(), sin.data_ptr(), max_positions,
-              embed.desc.data_ptr(), parts["norm"].data_ptr(), head.desc.data_ptr()]
-    header += [0] * (M_META - len(header))
-    meta = torch.tensor(header + [v for f in layer_fields for v in f], dtype=torch.int64)
+def assemble(config, parts: dict, build: ModuleType | None = None) -> NativeWeights:
+    """The kernel's model over the parts, checked whole by `build` (default: the one that runs here);
+    Unfit, with the kernel's reason, when any part does not fit the config's dimensions."""
+    build = build or kernel()
+    if build is None:
+        raise Unfit(unavailable() or "the native kernel is not available")
+    why = config_problem(config)
+    if why is not None:
+        raise Unfit(why)
+    try:
+        model = build.Model(**model_fields(config, parts, build))
+    except (KeyError, AttributeError) as exc:
+        raise Unfit(f"the native weights lack a part ({exc})") from exc
+    except (TypeError, ValueError) as exc:
+        raise Unfit(str(exc).removeprefix("native: ")) from exc
+    head = parts.get("head", parts["embed"])
     mats = [p for p in parts.values() if isinstance(p, QMatrix)]
     kinds = " + ".join(sorted({m.name for m in mats}))
-    return NativeWeights(meta, layers, config.hidden_size, kv * head_dim, head.rows, max_positions, embed, head,
-                         kinds, sum(m.nbytes for m in mats), [cos, sin, *parts.values()], parts)
+    return NativeWeights(model, build, dims_of(config), head.rows, parts["embed"], head, kinds,
+                         sum(m.nbytes for m in mats), parts)
+
+
+def model_fields(config, parts: dict, build: ModuleType) -> dict:
+    """build.Model's keywords (descriptor.MODEL_FIELDS) for the config's dimensions over the parts."""
+    dims = dims_of(config)
+    head = parts.get("head", parts["embed"])
+    cos, sin, _ = rotary_tables(config, dims.head_dim)
+
+    def vec(name: str):
+        part = parts.get(name)
+        return None if part is None else part.numpy()
+
+    layers = [{"attn_norm": vec(f"{i}.attn_norm"), "qkv": parts[f"{i}.qkv"].native(build),
+               "qkv_bias": vec(f"{i}.qkv_bias"), "o": parts[f"{i}.o"].native(build), "ffn_norm": vec(f"{i}.mlp_norm"),
+               "gate_up": parts[f"{i}.gate_up"].native(build), "down": parts[f"{i}.down"].native(build)}
+              for i in range(dims.layers)]
+    fields = {"layers": dims.layers, "hidden": dims.hidden, "heads": dims.heads, "kv_heads": dims.kv_heads,
+              "head_dim": dims.head_dim, "ffn": dims.ffn, "vocab": head.rows, "max_positions": dims.max_positions,
+              "eps": dims.eps, "cos": cos.numpy(), "sin": sin.numpy(), "norm": vec("norm"),
+              "embed": parts["embed"].native(build), "head": head.native(build), "parts": layers}
+    return {name: fields[name] for name in MODEL_FIELDS}
 
 
 def inv_freq(config) -> tuple[torch.Tensor, float]:
@@ -234,14 +252,15 @@ def inv_freq(config) -> tuple[torch.Tensor, float]:
 
 def rotary_tables(config, head_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
     """cos, sin [positions, head_dim / 2] as transformers computes them (its inv_freq and attention scaling)."""
-    positions = min(int(getattr(config, "max_position_embeddings", 4096) or 4096), MAX_TABLE)
+    positions = dims_of(config).max_positions
     freq, scaling = inv_freq(config)
     freqs = torch.arange(positions, dtype=torch.float32)[:, None] * freq[None, : head_dim // 2]
     return (freqs.cos() * scaling).contiguous(), (freqs.sin() * scaling).contiguous(), positions
 
 
 class _GgufBlocks:
-    """A GGUF file's Q4_1 and Q8_0 tensors, each checked against the floats transformers dequantised from it."""
+    """A GGUF file's Q4_1 and Q8_0 tensors, each checked against the floats transformers dequantised from it
+    (Unfit where they differ: the floats are not this file's)."""
 
     def __init__(self, path: Path, config, floats: ModuleFloats | SafetensorsFloats) -> None:
         self.index = GgufIndex(path)
@@ -265,7 +284,7 @@ class _GgufBlocks:
         picked = sample if order is None else order[sample]
         check = blocks.from_gguf_blocks(info.kind, raw[picked], k).dequantize()
         if check.shape != expected.shape or not torch.allclose(check, expected, rtol=1e-6, atol=1e-7):
-            return None
+            raise Unfit(f"{float_name} is not what {name}'s blocks hold (another file's weights, or another row order)")
         return blocks.from_gguf_blocks(info.kind, raw, k, order)
 
 

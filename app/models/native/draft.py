@@ -27,15 +27,14 @@ class NativeLinear(nn.Module):
         self.mat = blocks.from_float(linear.weight)
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.bias = None if linear.bias is None else linear.bias.detach().float()
-        self.desc = self.mat.desc.data_ptr()
+        self.native = self.mat.native(self.kernel)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # A drafted token's linears are 3-50 us of kernel: the Python around the call is kept to a minimum.
-        if x.dtype != torch.float32 or not x.is_contiguous():
-            x = x.float().contiguous()
+        if x.dtype != torch.float32 or not x.is_contiguous() or x.requires_grad:
+            x = x.detach().float().contiguous()
         out = x.new_empty(*x.shape[:-1], self.mat.n)  # [..., n padded to 16]
-        self.kernel.matmul(self.desc, x.data_ptr(), x.numel() // self.in_features, out.data_ptr(),
-                           torch.get_num_threads())
+        self.kernel.matmul(self.native, x.numpy(), out.numpy(), torch.get_num_threads())
         if self.mat.n != self.out_features:
             out = out[..., : self.out_features]
         return out if self.bias is None else out + self.bias

@@ -1,25 +1,99 @@
-"""A transformers model on the native path: it keeps its module (config, tokenizer-facing parts, the
-embedding and head rows a feature draft reads) and gains `speclens_backend`, through which the engine
-makes every call (kv.backend_for), so each pass is one kernel call on the GGUF's own blocks."""
+"""The native model: one typed object that owns everything the native path holds (its backend over the
+kernel's checked Model, the label people read, the file its blocks came from, the fingerprint of the
+transformers model it was made from), made from transformers' model on a first load (from_transformers)
+or from the conversion cache on a later one (light.py). Nothing native hangs on a transformers model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import torch
 from torch import nn
 
 from .backend import NativeBackend
-from .build import from_transformers
+from .build import from_transformers as weights_of
+from .build import inv_freq
+from .record import Record
 
 
-def attach(model: nn.Module) -> nn.Module:
-    """The model, its passes from now on native (in place). A GGUF's blocks are read from the file it was
-    loaded from (`speclens_gguf`, set by loading), else its float weights become Q8_0."""
-    if is_native(model):
-        return model  # a light native model (light.py) is native from the start
-    weights = from_transformers(model, getattr(model, "speclens_gguf", None))
-    model.speclens_backend = NativeBackend(weights)
-    model.speclens_kernels = f"{weights.kinds} · native"
-    return model
+class Rotary(nn.Module):
+    """(cos, sin) of positions as the llama/mistral/qwen2 rotary module computes them (the families the kernel
+    runs, none with position-dependent scaling), from the same inv_freq the kernel's tables use."""
+
+    def __init__(self, config) -> None:
+        super().__init__()
+        self.inv_freq, self.attention_scaling = inv_freq(config)
+
+    def forward(self, x: torch.Tensor, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        freqs = position_ids[..., None].float() * self.inv_freq.to(device=x.device)  # [b, n, head_dim / 2]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * self.attention_scaling).to(x.dtype), (emb.sin() * self.attention_scaling).to(x.dtype)
+
+
+class NativeCausalLM(nn.Module):
+    """A model on the native kernel: what SpecLens reads of a transformers causal LM (config and generation
+    config, the float32 input rows tied to the head, rotary on demand for feature drafts) over the native
+    backend (`cache_backend`), through which the engine makes every pass. It has no forward of its own:
+    transformers' code paths (distillation, HF's generate) load transformers' model
+    (`loading.with_transformers`)."""
+
+    def __init__(self, config, generation_config, embed: torch.Tensor, head: torch.Tensor | None,
+                 backend: NativeBackend, record: Record, gguf: Path | None) -> None:
+        super().__init__()
+        text = config.get_text_config()
+        # the class transformers' model had, which a trained draft's fingerprint names (feature_format.fingerprint)
+        config.architectures = getattr(config, "architectures", None) or [record.architecture]
+        self.config, self.generation_config = config, generation_config
+        self.embed_tokens = nn.Embedding(*embed.shape, _weight=embed, _freeze=True)
+        self.lm_head = nn.Linear(text.hidden_size, embed.shape[0] if head is None else head.shape[0], bias=False,
+                                 device="meta")
+        self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
+        self.cache_backend = backend  # the engine's every pass (kv.backend_for)
+        self.kernels = f"{backend.weights.kinds} · native"  # for people: "Q4_1 + Q8_0 · native"
+        self.gguf = gguf  # the file its blocks came from, or None (float weights made Q8_0)
+        # what transformers' model of it gave: its machine profile's key, a trained draft's fingerprint
+        self.fingerprint, self.weight_count = record.fingerprint, record.weight_count
+        self._rotary: Rotary | None = None
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embed_tokens
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    @property
+    def base_model(self) -> NativeCausalLM:
+        return self
+
+    @property
+    def rotary_emb(self) -> Rotary:
+        """The rotary module a feature draft calls (made on first use)."""
+        if self._rotary is None:
+            self._rotary = Rotary(self.config.get_text_config())
+        return self._rotary
+
+    def forward(self, *args, **kwargs):
+        raise TypeError("the native model runs through app.engine (kv.backend_for); "
+                        "transformers' code paths need transformers' model (app.models.loading.with_transformers)")
+
+
+
+def from_transformers(model: nn.Module, gguf: Path | None = None, build=None) -> NativeCausalLM:
+    """transformers' model on the native path: a GGUF's own blocks where `gguf` names the file it was loaded
+    from, else its float weights as Q8_0. Keeps its float input (and head) rows, nothing else of the module.
+    descriptor.Unfit when the kernel does not run it."""
+    from ..cost_cache import model_fingerprint
+    from ..packed import weight_count
+
+    weights = weights_of(model, gguf, build)
+    architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
+    record = Record(model_fingerprint(model), weight_count(model), architecture)
+    embed = model.get_input_embeddings().weight.detach()
+    head = model.get_output_embeddings().weight.detach()
+    native = NativeCausalLM(model.config, model.generation_config, embed,
+                            None if head.data_ptr() == embed.data_ptr() else head, NativeBackend(weights), record, gguf)
+    return native.eval()
 
 
 def is_native(model: nn.Module) -> bool:
-    return isinstance(getattr(model, "speclens_backend", None), NativeBackend)
+    return isinstance(model, NativeCausalLM)

@@ -42,9 +42,9 @@ def _prompts() -> list[str]:
 
 
 @torch.inference_mode()
-def measure(model, tokenizer) -> Quality:
-    """model: a transformers model with the native backend attached (its own forward stays float32)."""
-    backend = model.speclens_backend
+def measure(backend, model, tokenizer) -> Quality:
+    """backend: the native model's (native.model.NativeCausalLM.cache_backend); model: transformers' float32
+    model it was made from, the reference."""
     prompts = _prompts()
     agree = total = 0
     for prompt in prompts[:PROMPTS]:

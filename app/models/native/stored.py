@@ -12,6 +12,8 @@ import os
 from functools import cache
 from pathlib import Path
 
+import torch
+
 from . import blocks
 from .blocks import QMatrix
 
@@ -60,8 +62,9 @@ def save(folder: Path, parts: dict) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def load(folder: Path) -> dict | None:
-    """The parts saved for this folder's GGUF in this layout, or None."""
+def load(folder: Path, shapes: dict[str, tuple[int, ...]]) -> dict | None:
+    """The parts saved for this folder's GGUF in this layout, or None where the file is missing, damaged or
+    holds any part in another shape than `shapes` (build.expected_shapes: the config's) or another type."""
     from safetensors import SafetensorError, safe_open
 
     path = path_in(folder)
@@ -73,7 +76,30 @@ def load(folder: Path) -> dict | None:
             parts = {}
             for name in f.keys():  # noqa: SIM118  safe_open is not a mapping
                 tensor = f.get_tensor(name)
-                parts[name] = QMatrix.of_data(*matrices[name], tensor) if name in matrices else tensor
+                parts[name] = _matrix(name, matrices[name], tensor, shapes) if name in matrices else tensor
     except (OSError, SafetensorError, KeyError, ValueError, TypeError):
         return None
-    return parts if all(kind in blocks.NAMES for kind, _ in matrices.values()) else None
+    return parts if _whole(parts, shapes) else None
+
+
+def _matrix(name: str, label, data: torch.Tensor, shapes: dict) -> QMatrix:
+    """A stored matrix whose label (kind, rows) and records fit the shape its config gives, else ValueError."""
+    if not (isinstance(label, list) and len(label) == 2 and all(type(x) is int for x in label)):
+        raise ValueError(f"{name}: a damaged label")
+    kind, rows = label
+    want = shapes.get(name)
+    record = blocks.RECORD_BYTES.get(kind)
+    if want is None or len(want) != 2 or record is None or rows != want[0] or data.dtype != torch.uint8:
+        raise ValueError(f"{name}: not the config's matrix")
+    if tuple(data.shape) != (-(-rows // blocks.PANEL), want[1] // blocks.BLOCK, record) or want[1] % blocks.BLOCK:
+        raise ValueError(f"{name}: records of another shape")
+    return QMatrix.of_data(kind, rows, data)
+
+
+def _whole(parts: dict, shapes: dict) -> bool:
+    """Every part the config names (the q/k/v biases all or none) and nothing else, vectors float32 of their length."""
+    optional = {n for n in shapes if n.endswith(".qkv_bias")}
+    if not set(shapes) - optional <= parts.keys() <= set(shapes) or 0 < len(optional & parts.keys()) < len(optional):
+        return False
+    return all(isinstance(p, QMatrix) or (p.dtype == torch.float32 and tuple(p.shape) == shapes[n])
+               for n, p in parts.items())

@@ -1,0 +1,52 @@
+/* Per-row float work of the pass: the embedding row, RMSNorm, rotary, a dot product. */
+
+/* Row `token` of a quantized matrix, as floats (the input embedding). */
+static void dequantize_row(const QMat *w, int64_t token, float *out) {
+    int kb = (int)(w->k / BLOCK);
+    int64_t p = token / PANEL;
+    int c = (int)(token % PANEL);
+    for (int b = 0; b < kb; b++) {
+        const uint8_t *q = w->q + ((size_t)p * kb + b) * record_bytes(w);
+        float d, m;
+        scales(w, q, c, &d, &m);
+        for (int k = 0; k < BLOCK; k++) {
+            if (w->type == Q4_1) {
+                int byte = q[((k % 16) / 4) * 64 + c * 4 + k % 4];
+                out[b * BLOCK + k] = d * (float)(k < 16 ? byte & 15 : byte >> 4) + m;
+            } else {
+                out[b * BLOCK + k] = d * (float)((int)q[(k / 4) * 64 + c * 4 + k % 4] - 128);
+            }
+        }
+    }
+}
+
+static void rms_norm(const float *x, const float *weight, int h, float eps, float *out) {
+    float lanes[16] = {0};
+    for (int i = 0; i < h; i += 16)
+        for (int j = 0; j < 16 && i + j < h; j++) lanes[j] += x[i + j] * x[i + j];
+    float ss = 0.0f;
+    for (int j = 0; j < 16; j++) ss += lanes[j];
+    float inv = 1.0f / sqrtf(ss / (float)h + eps);
+    for (int i = 0; i < h; i++) out[i] = weight[i] * (x[i] * inv);
+}
+
+/* rotate_half rotary, as transformers' Llama: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) */
+static void rope(float *v, const float *cos, const float *sin, int half) {
+    for (int i = 0; i < half; i++) {
+        float x1 = v[i], x2 = v[i + half];
+        v[i] = x1 * cos[i] - x2 * sin[i];
+        v[i + half] = x2 * cos[i] + x1 * sin[i];
+    }
+}
+
+static float dot(const float *a, const float *b, int n) {
+    float lanes[16] = {0};
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) lanes[j] += a[i + j] * b[i + j];
+    for (int j = 0; i < n; i++, j++) lanes[j] += a[i] * b[i];
+    float s = 0.0f;
+    for (int j = 0; j < 16; j++) s += lanes[j];
+    return s;
+}
+
