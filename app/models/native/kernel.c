@@ -90,13 +90,13 @@ typedef struct {
 static PyTypeObject MatrixType;
 
 static int matrix_init(MatrixObject *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"kind", "n", "k", "data", NULL};
-    long long kind, n, k;
+    static char *names[] = {"kind", "n", "k", "data", "digits", NULL};
+    long long kind, n, k, digits = 2;
     PyObject *data;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLO", names, &kind, &n, &k, &data)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLO|L", names, &kind, &n, &k, &data, &digits)) return -1;
     release(&self->view);
     if (take(data, &self->view, U8, 0, "a matrix's data") != 0) return -1;
-    self->m = (QMat){kind, n, k, self->view.buf, (size_t)self->view.len};
+    self->m = (QMat){kind, n, k, self->view.buf, (size_t)self->view.len, digits};
     const char *why = check_matrix(&self->m);
     if (why) {
         PyErr_Format(PyExc_ValueError, "native: %s (type %lld, %lld x %lld, %zd bytes)", why, kind, n, k,
@@ -117,12 +117,13 @@ static PyMemberDef matrix_members[] = {
     {"kind", T_LONGLONG, offsetof(MatrixObject, m.type), READONLY, "block type"},
     {"n", T_LONGLONG, offsetof(MatrixObject, m.n), READONLY, "output channels (whole panels of 16)"},
     {"k", T_LONGLONG, offsetof(MatrixObject, m.k), READONLY, "inputs (whole blocks of 32)"},
+    {"digits", T_LONGLONG, offsetof(MatrixObject, m.digits), READONLY, "activation digits it multiplies (1 or 2)"},
     {NULL},
 };
 
 static PyTypeObject MatrixType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = SL_STR(SL_MODULE) ".Matrix",
-    .tp_doc = "Matrix(kind, n, k, data): weights in the kernel's panel records, checked whole",
+    .tp_doc = "Matrix(kind, n, k, data, digits=2): weights in the kernel's panel records, checked whole",
     .tp_basicsize = sizeof(MatrixObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
@@ -469,8 +470,10 @@ static PyObject *py_layout(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; MODEL_FIELDS[i]; i++) PyTuple_SET_ITEM(model, i, PyUnicode_FromString(MODEL_FIELDS[i]));
     for (Py_ssize_t i = 0; i < N_LAYER_FIELDS; i++) PyTuple_SET_ITEM(layer, i, PyUnicode_FromString(LAYER_FIELDS[i]));
-    return Py_BuildValue("{s:N,s:N,s:{s:n,s:n}}", "model", model, "layer", layer, "records", "Q4_1",
-                         (Py_ssize_t)record_bytes_of(Q4_1), "Q8_0", (Py_ssize_t)record_bytes_of(Q8_0));
+    return Py_BuildValue("{s:N,s:N,s:{s:n,s:n,s:n,s:n,s:n}}", "model", model, "layer", layer, "records",
+                         "Q4_1", (Py_ssize_t)record_bytes_of(Q4_1), "Q8_0", (Py_ssize_t)record_bytes_of(Q8_0),
+                         "Q4_K", (Py_ssize_t)record_bytes_of(Q4_K), "Q5_K", (Py_ssize_t)record_bytes_of(Q5_K),
+                         "Q6_K", (Py_ssize_t)record_bytes_of(Q6_K));
 }
 
 static PyMethodDef methods[] = {

@@ -39,9 +39,11 @@ static const char *check_matrix(const QMat *w) {
     size_t rb = record_bytes_of(w->type);
     if (rb == 0) return "a weight matrix of an unknown block type";
     if (w->n < PANEL || w->n % PANEL || w->n > MAX_VOCAB) return "a weight matrix's rows are not whole panels of 16";
-    if (w->k < BLOCK || w->k % BLOCK || w->k > MAX_WIDTH) return "a weight matrix's inputs are not whole blocks of 32";
+    if (w->k < unit_of(w->type) || w->k % unit_of(w->type) || w->k > MAX_WIDTH)
+        return "a weight matrix's inputs are not whole blocks of its type (32, or 256 for the K types)";
     if (!w->q) return "a weight matrix without data";
-    if (w->bytes != (size_t)(w->n / PANEL) * (size_t)(w->k / BLOCK) * rb)
+    if (w->digits != 1 && w->digits != 2) return "a weight matrix reads 1 or 2 activation digits";
+    if (w->bytes != (size_t)(w->n / PANEL) * (size_t)(w->k / unit_of(w->type)) * rb)
         return "a weight matrix's data does not hold its rows x inputs in its block type";
     return NULL;
 }

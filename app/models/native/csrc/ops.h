@@ -2,20 +2,14 @@
 
 /* Row `token` of a quantized matrix, as floats (the input embedding). */
 static void dequantize_row(const QMat *w, int64_t token, float *out) {
-    int kb = (int)(w->k / BLOCK);
-    int64_t p = token / PANEL;
-    int c = (int)(token % PANEL);
+    int kb = (int)(w->k / BLOCK), p = (int)(token / PANEL), c = (int)(token % PANEL);
     for (int b = 0; b < kb; b++) {
-        const uint8_t *q = w->q + ((size_t)p * kb + b) * record_bytes(w);
-        float d, m;
-        scales(w, q, c, &d, &m);
-        for (int k = 0; k < BLOCK; k++) {
-            if (w->type == Q4_1) {
-                int byte = q[((k % 16) / 4) * 64 + c * 4 + k % 4];
-                out[b * BLOCK + k] = d * (float)(k < 16 ? byte & 15 : byte >> 4) + m;
-            } else {
-                out[b * BLOCK + k] = d * (float)((int)q[(k / 4) * 64 + c * 4 + k % 4] - 128);
-            }
+        int sub;
+        const uint8_t *rec = record_of(w, p, b, &sub);
+        for (int i = 0; i < BLOCK; i++) {
+            float d, m;
+            scale_of(w->type, rec, sub, c, i / 16, &d, &m);
+            out[b * BLOCK + i] = d * (float)code_of(w->type, rec, sub, c, i) + m;
         }
     }
 }
