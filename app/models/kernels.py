@@ -35,6 +35,7 @@ class LinearPath:
     packed: bool = False
     hint: int = 0  # oneDNN's packing hint (expected rows) when packed
     native: bool = False  # the native C model (app/models/native): the GGUF's own blocks, one call a pass
+    digits: str = ""  # native only: the activation digits each matrix role multiplies (descriptor.Digits.code)
 
     @property
     def torch_dtype(self) -> torch.dtype:

@@ -191,6 +191,7 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
     cached profile chose the native path and its kernel and thread parts are reusable now; else None, and
     transformers' model loads and is measured as on a first launch."""
     from .native import light, unavailable
+    from .native.descriptor import Digits
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
@@ -214,7 +215,8 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
         report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
         tokenizer = _tokenizer(folder, name, trust_remote_code=False, config=config)
         report(LoadProgress("weights", 0.4, f"reading {path.name}'s 4-bit blocks"))
-        model = light.load(folder, path, record, config, extra.setdefault("notes", []))
+        model = light.load(folder, path, record, config, extra.setdefault("notes", []),
+                           Digits.of_code(path_part.path.digits))
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001  a light load only saves time: anything wrong means a full load
@@ -243,14 +245,18 @@ def _require_native(model, dev, requested) -> None:
 
 
 def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report, gguf=None):
-    """(the native choice with its measured quality, the native model) or, where the kernel does not run the
-    model or (not forced) its quality fails, (the fastest torch path, None)."""
+    """(the native choice with its measured quality and activation digits, the native model) or, where the
+    kernel does not run the model or (not forced) no variant passes the quality gate, (the fastest torch path,
+    None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py)."""
     from .native import quality
-    from .native.descriptor import Unfit
+    from .native.backend import NativeBackend
+    from .native.build import assemble
+    from .native.descriptor import Digits, Unfit
     from .native.model import from_transformers
 
+    digits = Digits.of_code(path.path.digits)
     try:
-        native = from_transformers(model, gguf)
+        native = from_transformers(model, gguf, digits=digits)
     except Unfit as exc:
         if forced:
             raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
@@ -259,11 +265,16 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
     if path.cached:
         return path, native  # its quality was measured when it was chosen, and is in its reason
     report(LoadProgress("kernels", 0.96, "measuring the native path's quality against fp32"))
-    measured = quality.measure(native.cache_backend, model, tokenizer)
-    if measured.passes or forced:
-        return replace(path, reason=f"{path.reason}; quality: {measured.describe()}"), native
+    weights = native.cache_backend.weights
+    chosen, _ = quality.choose_digits(lambda d: NativeBackend(assemble(model.config, weights.parts, weights.build, d)),
+                                      model, tokenizer, weights.vocab)
+    if chosen.passes or forced:
+        if chosen.digits != digits:
+            native = from_transformers(model, gguf, digits=chosen.digits)
+        path = replace(path, path=replace(path.path, digits=chosen.digits.code))
+        return replace(path, reason=f"{path.reason}; quality: {chosen.describe()}"), native
     fallback = kernels.choose_path(model, requested, native=False)
-    return replace(fallback, reason=f"{fallback.reason}; native left out: {measured.describe()}"), None
+    return replace(fallback, reason=f"{fallback.reason}; native left out: {chosen.describe()}"), None
 
 
 def locate(spec: str, *, offline: bool | None, allow_pickle: bool, report: ProgressCallback) -> tuple[str, Path, str]:

@@ -17,7 +17,7 @@ from torch import nn
 
 from . import blocks, kernel, unavailable
 from .blocks import QMatrix
-from .descriptor import MODEL_FIELDS, Dims, Unfit, config_problem, dims_of
+from .descriptor import MODEL_FIELDS, TWO_DIGITS, Digits, Dims, Unfit, config_problem, dims_of
 from .gguf_index import GgufIndex
 
 PERMUTED = ("llama", "mistral")  # llama.cpp's converter reorders q and k rows of these (transformers undoes it)
@@ -48,6 +48,7 @@ class NativeWeights:
     kinds: str  # "Q4_1 + Q8_0", for people
     nbytes: int
     parts: dict = field(default_factory=dict)  # by part name (parts_of), for native/stored.py
+    digits: Digits = TWO_DIGITS  # activation digits each role multiplies
 
     @property
     def layers(self) -> int:
@@ -121,25 +122,31 @@ class SafetensorsFloats:
         return picked, torch.cat([part[:head], part[rows - 1 : rows]])[: len(picked)].float()
 
 
-def from_transformers(model: nn.Module, gguf: Path | None = None, build: ModuleType | None = None) -> NativeWeights:
+def from_transformers(model: nn.Module, gguf: Path | None = None, build: ModuleType | None = None,
+                      digits: Digits = TWO_DIGITS) -> NativeWeights:
     """The model's weights for the kernel: a GGUF's own blocks where `gguf` names the file it came from.
     Unfit when the kernel does not run the model."""
     why = native_support(model)
     if why is not None:
         raise Unfit(why)
-    return assemble(model.config, parts_of(model.config, ModuleFloats(model), gguf), build)
+    return assemble(model.config, parts_of(model.config, ModuleFloats(model), gguf), build, digits)
+
+
+OPTIONAL = (".qkv_bias", ".q_norm", ".k_norm", "rope_freqs")  # each in every layer (or the model) or in none
 
 
 def expected_shapes(config, tied: bool) -> dict[str, tuple[int, ...]]:
     """Every part's shape as the config's dimensions make it: (rows, inputs) of a matrix, (length,) of a vector.
-    The q/k/v bias ("{i}.qkv_bias") is the one optional part."""
+    The q/k/v bias and the q/k norms (OPTIONAL) are in some families only."""
     config = config.get_text_config()
     d = dims_of(config)
-    shapes: dict[str, tuple[int, ...]] = {"embed": (int(config.vocab_size), d.hidden), "norm": (d.hidden,)}
+    shapes: dict[str, tuple[int, ...]] = {"embed": (int(config.vocab_size), d.hidden), "norm": (d.hidden,),
+                                          "rope_freqs": (d.head_dim // 2,)}
     if not tied:
         shapes["head"] = (int(config.vocab_size), d.hidden)
     for i in range(d.layers):
         shapes |= {f"{i}.attn_norm": (d.hidden,), f"{i}.mlp_norm": (d.hidden,), f"{i}.qkv_bias": (d.qkv_width,),
+                   f"{i}.q_norm": (d.head_dim,), f"{i}.k_norm": (d.head_dim,),
                    f"{i}.qkv": (d.qkv_width, d.hidden), f"{i}.o": (d.hidden, d.q_width),
                    f"{i}.gate_up": (2 * d.ffn, d.hidden), f"{i}.down": (d.hidden, d.ffn)}
     return shapes
@@ -164,10 +171,11 @@ def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None
                 return mat
         return blocks.from_float(floats_of(name))
 
-    def fused(parts: list[QMatrix], names: list[str]) -> QMatrix:
-        if len({p.kind for p in parts}) == 1:
-            return blocks.stack(parts)
-        return blocks.from_float(torch.cat([floats_of(n) for n in names]))
+    def fused(parts: list[QMatrix], names: list[str]) -> QMatrix | tuple[QMatrix, ...]:
+        try:
+            return blocks.stack(parts)  # one matrix, or the file's matrices side by side in their own types
+        except ValueError:  # rows that are not whole panels: one Q8_0 matrix of their floats
+            return blocks.from_float(torch.cat([floats_of(n) for n in names]))
 
     parts: dict = {}
     for i in range(config.num_hidden_layers):
@@ -194,7 +202,7 @@ def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None
     return parts
 
 
-def assemble(config, parts: dict, build: ModuleType | None = None) -> NativeWeights:
+def assemble(config, parts: dict, build: ModuleType | None = None, digits: Digits = TWO_DIGITS) -> NativeWeights:
     """The kernel's model over the parts, checked whole by `build` (default: the one that runs here);
     Unfit, with the kernel's reason, when any part does not fit the config's dimensions."""
     build = build or kernel()
@@ -204,56 +212,69 @@ def assemble(config, parts: dict, build: ModuleType | None = None) -> NativeWeig
     if why is not None:
         raise Unfit(why)
     try:
-        model = build.Model(**model_fields(config, parts, build))
+        model = build.Model(**model_fields(config, parts, build, digits))
     except (KeyError, AttributeError) as exc:
         raise Unfit(f"the native weights lack a part ({exc})") from exc
     except (TypeError, ValueError) as exc:
         raise Unfit(str(exc).removeprefix("native: ")) from exc
     head = parts.get("head", parts["embed"])
-    mats = [p for p in parts.values() if isinstance(p, QMatrix)]
+    mats = matrices_of(parts)
     kinds = " + ".join(sorted({m.name for m in mats}))
     return NativeWeights(model, build, dims_of(config), head.rows, parts["embed"], head, kinds,
-                         sum(m.nbytes for m in mats), parts)
+                         sum(m.nbytes for m in mats), parts, digits)
 
 
-def model_fields(config, parts: dict, build: ModuleType) -> dict:
+def matrices_of(parts: dict) -> list[QMatrix]:
+    """Every matrix of the parts, a projection's side-by-side matrices one by one."""
+    return [m for p in parts.values() for m in (p if isinstance(p, tuple) else (p,)) if isinstance(m, QMatrix)]
+
+
+def model_fields(config, parts: dict, build: ModuleType, digits: Digits = TWO_DIGITS) -> dict:
     """build.Model's keywords (descriptor.MODEL_FIELDS) for the config's dimensions over the parts."""
     dims = dims_of(config)
     head = parts.get("head", parts["embed"])
-    cos, sin, _ = rotary_tables(config, dims.head_dim)
+    cos, sin, _ = rotary_tables(config, dims.head_dim, parts.get("rope_freqs"))
 
     def vec(name: str):
         part = parts.get(name)
         return None if part is None else part.numpy()
 
-    layers = [{"attn_norm": vec(f"{i}.attn_norm"), "qkv": parts[f"{i}.qkv"].native(build),
-               "qkv_bias": vec(f"{i}.qkv_bias"), "o": parts[f"{i}.o"].native(build), "ffn_norm": vec(f"{i}.mlp_norm"),
-               "gate_up": parts[f"{i}.gate_up"].native(build), "down": parts[f"{i}.down"].native(build)}
+    def proj(name: str, digits: int):  # one matrix, or (q, k, v) / (gate, up) each in its file's block type
+        part = parts[name]
+        return tuple(m.native(build, digits) for m in part) if isinstance(part, tuple) else part.native(build, digits)
+
+    layers = [{"attn_norm": vec(f"{i}.attn_norm"), "qkv": proj(f"{i}.qkv", digits.qkv),
+               "qkv_bias": vec(f"{i}.qkv_bias"), "q_norm": vec(f"{i}.q_norm"), "k_norm": vec(f"{i}.k_norm"),
+               "o": parts[f"{i}.o"].native(build, digits.o), "ffn_norm": vec(f"{i}.mlp_norm"),
+               "gate_up": proj(f"{i}.gate_up", digits.gate_up), "down": parts[f"{i}.down"].native(build, digits.down)}
               for i in range(dims.layers)]
     fields = {"layers": dims.layers, "hidden": dims.hidden, "heads": dims.heads, "kv_heads": dims.kv_heads,
               "head_dim": dims.head_dim, "ffn": dims.ffn, "vocab": head.rows, "max_positions": dims.max_positions,
               "eps": dims.eps, "cos": cos.numpy(), "sin": sin.numpy(), "norm": vec("norm"),
-              "embed": parts["embed"].native(build), "head": head.native(build), "parts": layers}
+              "embed": parts["embed"].native(build), "head": head.native(build, digits.head), "parts": layers}
     return {name: fields[name] for name in MODEL_FIELDS}
 
 
-def inv_freq(config) -> tuple[torch.Tensor, float]:
-    """(inv_freq [head_dim / 2] float32, attention scaling) as the family's rotary module computes them at init."""
+def inv_freq(config, factors: torch.Tensor | None = None) -> tuple[torch.Tensor, float]:
+    """(inv_freq [head_dim / 2] float32, attention scaling) as the family's rotary module computes them at init;
+    factors: a GGUF's rope_freqs (llama.cpp's form of Llama 3.x's scaling), each frequency divided by its own."""
     rope = getattr(config, "rope_parameters", None) or {}
     kind = rope.get("rope_type", "default")
     dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    if kind == "default":
-        return 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim)), 1.0
+    if kind == "default" or factors is not None:
+        base = 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+        return (base if factors is None else base / factors.float()), 1.0
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     freq, scaling = ROPE_INIT_FUNCTIONS[kind](config)
     return freq.float(), float(scaling)
 
 
-def rotary_tables(config, head_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """cos, sin [positions, head_dim / 2] as transformers computes them (its inv_freq and attention scaling)."""
+def rotary_tables(config, head_dim: int, factors: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """cos, sin [positions, head_dim / 2] as transformers computes them (its inv_freq and attention scaling);
+    factors: a GGUF's rope_freqs (Llama 3.x), each frequency divided by its own."""
     positions = dims_of(config).max_positions
-    freq, scaling = inv_freq(config)
+    freq, scaling = inv_freq(config, factors)
     freqs = torch.arange(positions, dtype=torch.float32)[:, None] * freq[None, : head_dim // 2]
     return (freqs.cos() * scaling).contiguous(), (freqs.sin() * scaling).contiguous(), positions
 

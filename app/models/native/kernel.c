@@ -147,9 +147,10 @@ static int as_matrix(PyObject *obj, QMat *out, const char *what) {
  * import (layout()), so the two can never disagree on an order. */
 static char *MODEL_FIELDS[] = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
                                "max_positions", "eps", "cos", "sin", "norm", "embed", "head", "parts", NULL};
-static const char *LAYER_FIELDS[] = {"attn_norm", "qkv", "qkv_bias", "o", "ffn_norm", "gate_up", "down"};
-#define N_LAYER_FIELDS 7
-#define VIEWS_A_LAYER 3
+static const char *LAYER_FIELDS[] = {"attn_norm", "qkv", "qkv_bias", "q_norm", "k_norm", "o", "ffn_norm",
+                                     "gate_up", "down"};
+enum { F_ATTN_NORM, F_QKV, F_QKV_BIAS, F_Q_NORM, F_K_NORM, F_O, F_FFN_NORM, F_GATE_UP, F_DOWN, N_LAYER_FIELDS };
+#define VIEWS_A_LAYER 5
 
 typedef struct {
     PyObject_HEAD
@@ -180,6 +181,29 @@ static int vec_of(PyObject *obj, Py_buffer *view, Vec *v, const char *what, int 
     if (take(obj, view, F32, 0, what) != 0) return -1;
     *v = (Vec){view->buf, items_in(view)};
     return 0;
+}
+
+/* A projection: one Matrix, or a sequence of up to three (q, k, v in their own block types). */
+static int as_proj(PyObject *obj, Proj *out, PyObject *keep, const char *what) {
+    if (PyObject_TypeCheck(obj, &MatrixType)) {
+        out->count = 1;
+        return as_matrix(obj, &out->part[0], what) || PyList_Append(keep, obj);
+    }
+    PyObject *seq = PySequence_Fast(obj, "native: a projection must be a Matrix or a sequence of Matrices");
+    if (!seq) return -1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (count < 1 || count > MAX_PARTS) {
+        PyErr_Format(PyExc_ValueError, "native: %s has %zd parts (1 to 3)", what, count);
+        rc = -1;
+    }
+    for (Py_ssize_t j = 0; rc == 0 && j < count; j++) {
+        PyObject *part = PySequence_Fast_GET_ITEM(seq, j);
+        rc = as_matrix(part, &out->part[j], what) || PyList_Append(keep, part);
+    }
+    out->count = rc == 0 ? (int)count : 0;
+    Py_DECREF(seq);
+    return rc;
 }
 
 static PyObject *layer_item(PyObject *dict, int l, const char *key) {
@@ -239,13 +263,14 @@ static int model_init(ModelObject *self, PyObject *args, PyObject *kw) {
             if (!(item[f] = layer_item(d, l, LAYER_FIELDS[f]))) goto out;
         Layer *y = &self->layer[l];
         Py_buffer *lv = v + 3 + VIEWS_A_LAYER * l;
-        if (vec_of(item[0], &lv[0], &y->attn_norm, "attn_norm", 0) || vec_of(item[2], &lv[1], &y->qkv_bias, "qkv_bias", 1) ||
-            vec_of(item[4], &lv[2], &y->ffn_norm, "ffn_norm", 0) || as_matrix(item[1], &y->qkv, "qkv") || as_matrix(item[3], &y->o, "o") ||
-            as_matrix(item[5], &y->gate_up, "gate_up") || as_matrix(item[6], &y->down, "down"))
+        if (vec_of(item[F_ATTN_NORM], &lv[0], &y->attn_norm, "attn_norm", 0) ||
+            vec_of(item[F_QKV_BIAS], &lv[1], &y->qkv_bias, "qkv_bias", 1) ||
+            vec_of(item[F_FFN_NORM], &lv[2], &y->ffn_norm, "ffn_norm", 0) ||
+            vec_of(item[F_Q_NORM], &lv[3], &y->q_norm, "q_norm", 1) || vec_of(item[F_K_NORM], &lv[4], &y->k_norm, "k_norm", 1) ||
+            as_proj(item[F_QKV], &y->qkv, self->matrices, "qkv") || as_proj(item[F_GATE_UP], &y->gate_up, self->matrices, "gate_up") ||
+            as_matrix(item[F_O], &y->o, "o") || as_matrix(item[F_DOWN], &y->down, "down") ||
+            PyList_Append(self->matrices, item[F_O]) || PyList_Append(self->matrices, item[F_DOWN]))
             goto out;
-        static const int matrix_fields[] = {1, 3, 5, 6}; /* qkv, o, gate_up, down */
-        for (int f = 0; f < 4; f++)
-            if (PyList_Append(self->matrices, item[matrix_fields[f]])) goto out;
     }
     const char *why = check_model(md);
     if (why) {

@@ -17,7 +17,7 @@ from pathlib import Path
 from . import stored
 from .backend import NativeBackend
 from .build import SafetensorsFloats, assemble, expected_shapes, parts_of
-from .descriptor import Unfit, config_problem
+from .descriptor import TWO_DIGITS, Digits, Unfit, config_problem
 from .model import NativeCausalLM
 from .record import Record
 
@@ -37,7 +37,8 @@ def config_of(folder: Path):
     return config
 
 
-def load(folder: Path, gguf: Path, record: Record, config, notes: list[str] | None = None) -> NativeCausalLM:
+def load(folder: Path, gguf: Path, record: Record, config, notes: list[str] | None = None,
+         digits: Digits = TWO_DIGITS) -> NativeCausalLM:
     """The native model of `gguf` from its conversion-cache folder (config_of, generation config, float rows).
     Nothing in the folder is trusted: the config must describe the file itself (gguf_config), the stored kernel
     weights and the float rows the config's shapes, and the kernel checks the whole model again. Unfit, with
@@ -61,7 +62,7 @@ def load(folder: Path, gguf: Path, record: Record, config, notes: list[str] | No
             notes.append(f"the stored kernel weights of {gguf.name} did not fit its model: laid out again from the file")
         parts = parts_of(config, floats, gguf)
         stored.save(folder, parts)
-    weights = assemble(config, parts)
+    weights = assemble(config, parts, digits=digits)
     embed = _rows(floats, "model.embed_tokens.weight", (text.vocab_size, text.hidden_size))
     head = None if tied or not floats.has("lm_head.weight") else _rows(floats, "lm_head.weight", (text.vocab_size, text.hidden_size))
     return NativeCausalLM(config, generation, embed, head, NativeBackend(weights), record, gguf).eval()

@@ -13,6 +13,7 @@ from torch import nn
 from .backend import NativeBackend
 from .build import from_transformers as weights_of
 from .build import inv_freq
+from .descriptor import TWO_DIGITS, Digits
 from .record import Record
 
 
@@ -20,9 +21,9 @@ class Rotary(nn.Module):
     """(cos, sin) of positions as the llama/mistral/qwen2 rotary module computes them (the families the kernel
     runs, none with position-dependent scaling), from the same inv_freq the kernel's tables use."""
 
-    def __init__(self, config) -> None:
+    def __init__(self, config, factors=None) -> None:
         super().__init__()
-        self.inv_freq, self.attention_scaling = inv_freq(config)
+        self.inv_freq, self.attention_scaling = inv_freq(config, factors)
 
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         freqs = position_ids[..., None].float() * self.inv_freq.to(device=x.device)  # [b, n, head_dim / 2]
@@ -49,7 +50,8 @@ class NativeCausalLM(nn.Module):
                                  device="meta")
         self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
         self.cache_backend = backend  # the engine's every pass (kv.backend_for)
-        self.kernels = f"{backend.weights.kinds} · native"  # for people: "Q4_1 + Q8_0 · native"
+        digits = backend.weights.digits  # for people: "Q4_1 + Q8_0 · native", "Q4_1 + Q8_0 · native · 1 digit"
+        self.kernels = f"{backend.weights.kinds} · native" + (f" · {digits.label()}" if digits.code else "")
         self.gguf = gguf  # the file its blocks came from, or None (float weights made Q8_0)
         # what transformers' model of it gave: its machine profile's key, a trained draft's fingerprint
         self.fingerprint, self.weight_count = record.fingerprint, record.weight_count
@@ -69,7 +71,7 @@ class NativeCausalLM(nn.Module):
     def rotary_emb(self) -> Rotary:
         """The rotary module a feature draft calls (made on first use)."""
         if self._rotary is None:
-            self._rotary = Rotary(self.config.get_text_config())
+            self._rotary = Rotary(self.config.get_text_config(), self.cache_backend.weights.parts.get("rope_freqs"))
         return self._rotary
 
     def forward(self, *args, **kwargs):
@@ -78,14 +80,14 @@ class NativeCausalLM(nn.Module):
 
 
 
-def from_transformers(model: nn.Module, gguf: Path | None = None, build=None) -> NativeCausalLM:
+def from_transformers(model: nn.Module, gguf: Path | None = None, build=None, digits: Digits = TWO_DIGITS) -> NativeCausalLM:
     """transformers' model on the native path: a GGUF's own blocks where `gguf` names the file it was loaded
     from, else its float weights as Q8_0. Keeps its float input (and head) rows, nothing else of the module.
     descriptor.Unfit when the kernel does not run it."""
     from ..cost_cache import model_fingerprint
     from ..packed import weight_count
 
-    weights = weights_of(model, gguf, build)
+    weights = weights_of(model, gguf, build, digits)
     architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
     record = Record(model_fingerprint(model), weight_count(model), architecture)
     embed = model.get_input_embeddings().weight.detach()

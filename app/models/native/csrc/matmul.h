@@ -166,8 +166,23 @@ static void panel_rows(const QMat *w, int p, const XBlock *x, int rows, float *o
     }
 }
 
+#define MAX_PARTS 3
+
+/* A projection whose output columns come from up to three matrices side by side (q, k and v, or gate and
+ * up, each in its own block type as a GGUF holds them): one parallel region over all their panels. */
 typedef struct {
-    const QMat *w;
+    QMat part[MAX_PARTS];
+    int count;
+} Proj;
+
+static int64_t proj_rows(const Proj *w) {
+    int64_t n = 0;
+    for (int j = 0; j < w->count; j++) n += w->part[j].n;
+    return n;
+}
+
+typedef struct {
+    const Proj *w;
     const XBlock *x;
     int rows;
     float *out;
@@ -177,15 +192,29 @@ typedef struct {
 static void matmul_task(void *ctx, int ith, int nth) {
     MatmulTask *t = ctx;
     int lo, hi;
-    Chunks c = chunked((int)(t->w->n / PANEL), nth);
+    Chunks c = chunked((int)(proj_rows(t->w) / PANEL), nth);
     while (claim(&c, &lo, &hi))
-        for (int p = lo; p < hi; p++) panel_rows(t->w, p, t->x, t->rows, t->out, t->ldo);
+        for (int panel = lo; panel < hi; panel++) {
+            int j = 0, p = panel;
+            int64_t col = 0;
+            while (p >= t->w->part[j].n / PANEL) { /* the part holding this panel, and its first column */
+                p -= (int)(t->w->part[j].n / PANEL);
+                col += t->w->part[j].n;
+                j++;
+            }
+            panel_rows(&t->w->part[j], p, t->x, t->rows, t->out + col, t->ldo);
+        }
+}
+
+/* out [rows, all parts' n] = x [rows, k] @ [parts]^T, x already quantized */
+static void matmul_proj(const Proj *w, const XBlock *x, int rows, float *out, int nth) {
+    MatmulTask t = {w, x, rows, out, (int)proj_rows(w)};
+    int panels = (int)(proj_rows(w) / PANEL);
+    parallel(matmul_task, &t, nth < panels ? nth : panels);
 }
 
 /* out [rows, w->n] = x [rows, w->k] @ w^T, x already quantized */
 static void matmul(const QMat *w, const XBlock *x, int rows, float *out, int nth) {
-    MatmulTask t = {w, x, rows, out, (int)w->n};
-    int panels = (int)(w->n / PANEL);
-    parallel(matmul_task, &t, nth < panels ? nth : panels);
+    Proj one = {{*w}, 1};
+    matmul_proj(&one, x, rows, out, nth);
 }
-
