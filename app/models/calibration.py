@@ -53,6 +53,7 @@ from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .reasons import describe, limit_text, worded
+from .rows import output_rows
 from .specs import AUTO, TRAINED_DRAFT, spec_title
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
@@ -320,5 +321,5 @@ def _embedded_fits(target: LoadedModel) -> bool:
     mine = _tokenizer(DEFAULT_SPEC)
     if mine is None:
         return False
-    rows = target.model.get_output_embeddings().weight.shape[0]
+    rows = output_rows(target.model)
     return check_tokenizers(target.tokenizer, mine[0], target_rows=rows, draft_rows=mine[1]).compatible

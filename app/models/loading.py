@@ -21,6 +21,7 @@ from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
 from .errors import CorruptModel, ModelError, ModelNotFound, NotAModel, OutOfMemory, UnsupportedArchitecture
 from .hub import looks_like_repo_id, resolve_repo
 from .progress import LoadProgress, ProgressCallback, ignore_progress
+from .rows import output_rows
 from .threads import ThreadChoice
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class LoadedModel:
     @property
     def vocab_size(self) -> int:
         """Real vocabulary: logits past len(tokenizer) are padding and get masked."""
-        rows = self.model.get_output_embeddings().weight.shape[0]
+        rows = output_rows(self.model)
         return min(rows, len(self.tokenizer))
 
     @property
@@ -122,11 +123,13 @@ def load_model(
     extra: dict = {"source": kind, "path": str(path), "warnings": [],
                    "requested_dtype": str(requested).removeprefix("torch.") if requested else "auto"}
     try:
-        light = None
+        light = direct = None
         if kind in ("embedded", "gguf") and use_cache and not remeasure:
             light = _light_native(path, name, dev, requested, kernels, extra, report)
-        if light is not None:
-            model, tokenizer, profile, stored = light
+        if light is None and kind in ("embedded", "gguf"):
+            direct = _direct_native(path, name, dev, requested, kernels, use_cache, remeasure, extra, report)
+        if light is not None or direct is not None:
+            model, tokenizer, profile, stored = light or direct
         else:
             gguf = path if kind in ("embedded", "gguf") else None
             if gguf is not None:
@@ -134,8 +137,9 @@ def load_model(
             else:
                 model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
                                                 report)
+            native_ok = "native_left_out" not in extra  # the direct load measured it already and said why not
             model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure,
-                                                  report, kernels, gguf)
+                                                  report, kernels if native_ok else "torch", gguf)
     except ModelError:
         memory.release()
         raise
@@ -184,6 +188,108 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
     if use_cache and profile != stored:
         machine_profile.write(profile)
     return model, profile, stored
+
+
+def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache: bool, remeasure: bool, extra: dict,
+                   report):
+    """(native model, tokenizer, profile, stored profile) of a GGUF the kernel runs, read straight from the file
+    (native/direct.py): no transformers model classes, no float copy. A file of at most REFERENCE_WEIGHTS also
+    loads transformers' float32 model once, as the reference its activation digits are chosen against. None
+    where the kernel does not run the file (`extra["native_left_out"]` says why) and transformers' path loads."""
+    from .native import direct, unavailable
+    from .native.descriptor import Unfit
+
+    if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
+        return None
+    info = inspect_gguf(path)
+    try:
+        index, config = direct.read(path)
+    except Unfit as exc:
+        if asked == "native":
+            raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
+        extra["native_left_out"] = str(exc)
+        return None
+    folder = conversion_cache.entry_dir(path) if use_cache else None
+    report(LoadProgress("tokenizer", 0.05, "reading the tokenizer"))
+    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch())
+    key = machine_profile.key_of_fingerprint(direct.fingerprint(path), dev, requested, asked)
+    stored = machine_profile.read(key) if use_cache else None
+    reuse = machine_profile.Reuse(stored, remeasure=remeasure)
+    report(LoadProgress("weights", 0.2, f"reading {path.name}'s blocks"))
+    native = direct.build(path, index, config, folder, notes=extra.setdefault("notes", []))
+    choice = reuse.part("kernels")
+    if choice is None or not choice.path.native:
+        choice = _direct_digits(native, path, name, info.parameters, tokenizer, asked, use_cache, extra, report)
+        if choice is None:
+            return None
+    native = _with_digits(native, choice.path.digits)
+    if folder is not None:
+        direct.keep(folder, native)
+    report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
+    chosen = threads.choose_threads(native, known=reuse.part("threads"))
+    profile = machine_profile.after_loading(reuse.stored, key, choice, chosen, name)
+    if use_cache and profile != stored:
+        machine_profile.write(profile)
+    extra["converted_cache"] = "native"
+    return native, tokenizer, profile, stored
+
+
+REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 bytes a weight) is the quality reference
+
+
+def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, asked: str, use_cache: bool,
+                   extra: dict, report) -> kernels.PathChoice | None:
+    """The native choice for a direct load: its activation digits chosen against transformers' float32 model
+    where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
+    dequantiser (gguf_model.check_rows). None where no variant passes the quality gate and native was not
+    asked for (`extra["native_left_out"]` says why)."""
+    from .native import quality
+    from .native.backend import NativeBackend
+    from .native.build import assemble
+
+    label = f"native: {path.name}'s own blocks, read by the kernel"
+    if parameters > REFERENCE_WEIGHTS:
+        return kernels.PathChoice(kernels.NATIVE, {}, False, f"{label}; each matrix checked against gguf's "
+                                  f"dequantiser (no float32 reference above {REFERENCE_WEIGHTS:,} weights)")
+    report(LoadProgress("kernels", 0.5, "measuring the native path's quality against float32"))
+    # not cached: a float copy is only this choice's reference (conversion_cache.store would replace the folder)
+    reference, _ = _load_gguf(path, name, torch.device("cpu"), torch.float32, False, {"warnings": []}, report)
+    weights = native.cache_backend.weights
+    chosen, _ = quality.choose_digits(lambda d: NativeBackend(assemble(native.config, weights.parts, weights.build, d)),
+                                      reference, tokenizer, weights.vocab)
+    del reference
+    memory.release()
+    if not chosen.passes and asked != "native":
+        extra["native_left_out"] = chosen.describe()
+        return None
+    path_choice = replace(kernels.NATIVE, digits=chosen.digits.code)
+    return kernels.PathChoice(path_choice, {}, False, f"{label}; quality: {chosen.describe()}")
+
+
+def _with_digits(native, code: str):
+    """The native model multiplying the activation digits `code` names (the same parts, a new kernel Model)."""
+    from .native.backend import NativeBackend
+    from .native.build import assemble
+    from .native.descriptor import Digits
+    from .native.model import NativeCausalLM
+
+    weights = native.cache_backend.weights
+    digits = Digits.of_code(code)
+    if digits == weights.digits:
+        return native
+    from .native.record import Record
+
+    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
+    rebuilt = NativeCausalLM(native.config, native.generation_config, None, None,
+                             NativeBackend(assemble(native.config, weights.parts, weights.build, digits)), record,
+                             native.gguf)
+    return rebuilt.eval()
+
+
+def _scratch() -> Path:
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="speclens-tokenizer-"))
 
 
 def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict, report):

@@ -426,6 +426,43 @@ out:
     return result;
 }
 
+/* rows(matrix, ids, out): out [len(ids), k] = the matrix's rows `ids` as floats (an embedding's lookup) */
+static PyObject *py_rows(PyObject *self, PyObject *args) {
+    PyObject *matrix, *ids, *out;
+    if (!PyArg_ParseTuple(args, "OOO", &matrix, &ids, &out)) return NULL;
+    QMat w;
+    if (as_matrix(matrix, &w, "rows' matrix")) return NULL;
+    Py_buffer bi, bo;
+    if (take(ids, &bi, I64, 0, "row ids")) return NULL;
+    if (take(out, &bo, F32, 1, "rows' output")) {
+        release(&bi);
+        return NULL;
+    }
+    size_t count = items_in(&bi);
+    const int64_t *id = bi.buf;
+    PyObject *result = NULL;
+    if (items_in(&bo) != count * (size_t)w.k) {
+        PyErr_SetString(PyExc_ValueError, "native rows: the output is not [ids, k]");
+        goto out;
+    }
+    for (size_t r = 0; r < count; r++)
+        if (id[r] < 0 || id[r] >= w.n) {
+            PyErr_SetString(PyExc_ValueError, "native rows: a row id outside the matrix");
+            goto out;
+        }
+    float *o = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    FP_PINNED({
+        for (size_t r = 0; r < count; r++) dequantize_row(&w, id[r], o + r * (size_t)w.k);
+    });
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+out:
+    release(&bi);
+    release(&bo);
+    return result;
+}
+
 /* Whether every thread of a task (the caller and each worker that joins) runs in the default floating-point
  * environment: what FP_PINNED and the workers' start guarantee, whatever the caller's own. */
 typedef struct {
@@ -504,6 +541,7 @@ static PyObject *py_layout(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"forward", py_forward, METH_VARARGS, "the model's pass over n rows"},
     {"matmul", py_matmul, METH_VARARGS, "one quantized linear"},
+    {"rows", py_rows, METH_VARARGS, "a matrix's rows as floats"},
     {"fp_probe", py_fp_probe, METH_VARARGS, "(threads that ran a task, those not in the default FP environment)"},
     {"cpu_ok", py_cpu_ok, METH_NOARGS, "whether this build's instructions run on this CPU"},
     {"isa", py_isa, METH_NOARGS, "the instruction set this build uses"},

@@ -31,6 +31,34 @@ class Rotary(nn.Module):
         return (emb.cos() * self.attention_scaling).to(x.dtype), (emb.sin() * self.attention_scaling).to(x.dtype)
 
 
+class KernelRows(nn.Module):
+    """A kernel matrix's rows as floats, for what reads an embedding or a head's rows (a feature draft, a
+    fingerprint): a lookup dequantises only the rows asked for; `weight` the whole matrix, made on first use,
+    so a model that no draft reads never holds its float rows (4 bytes a weight: 400 MB for a 1.7B vocabulary)."""
+
+    def __init__(self, matrix, build) -> None:
+        super().__init__()
+        self.matrix, self.build = matrix, build
+        self.num_embeddings = self.out_features = matrix.rows
+        self.embedding_dim = self.in_features = matrix.k
+        self._weight: torch.Tensor | None = None
+
+    @property
+    def weight(self) -> torch.Tensor:
+        if self._weight is None:
+            self._weight = self.lookup(torch.arange(self.num_embeddings))
+        return self._weight
+
+    def lookup(self, ids: torch.Tensor) -> torch.Tensor:
+        flat = ids.reshape(-1).to(torch.int64).contiguous()
+        out = torch.empty(len(flat), self.embedding_dim)
+        self.build.rows(self.matrix.native(self.build), flat.numpy(), out.numpy())
+        return out.view(*ids.shape, self.embedding_dim)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lookup(ids)
+
+
 class NativeCausalLM(nn.Module):
     """A model on the native kernel: what SpecLens reads of a transformers causal LM (config and generation
     config, the float32 input rows tied to the head, rotary on demand for feature drafts) over the native
@@ -38,17 +66,28 @@ class NativeCausalLM(nn.Module):
     transformers' code paths (distillation, HF's generate) load transformers' model
     (`loading.with_transformers`)."""
 
-    def __init__(self, config, generation_config, embed: torch.Tensor, head: torch.Tensor | None,
+    def __init__(self, config, generation_config, embed: torch.Tensor | None, head: torch.Tensor | None,
                  backend: NativeBackend, record: Record, gguf: Path | None) -> None:
+        """embed, head: float rows the caller already holds (transformers' model's), else None: the kernel's
+        rows on demand (KernelRows); head None with an embed: tied."""
         super().__init__()
         text = config.get_text_config()
         # the class transformers' model had, which a trained draft's fingerprint names (feature_format.fingerprint)
         config.architectures = getattr(config, "architectures", None) or [record.architecture]
         self.config, self.generation_config = config, generation_config
-        self.embed_tokens = nn.Embedding(*embed.shape, _weight=embed, _freeze=True)
-        self.lm_head = nn.Linear(text.hidden_size, embed.shape[0] if head is None else head.shape[0], bias=False,
-                                 device="meta")
-        self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
+        weights = backend.weights
+        # An empty float32 parameter on the CPU: what code that asks a model's device and dtype
+        # (next(model.parameters())) reads, whether or not the model holds float rows.
+        self.place = nn.Parameter(torch.empty(0), requires_grad=False)
+        if embed is None:
+            self.embed_tokens: nn.Module = KernelRows(weights.embed, weights.build)
+            self.lm_head: nn.Module = (self.embed_tokens if weights.head is weights.embed
+                                       else KernelRows(weights.head, weights.build))
+        else:
+            self.embed_tokens = nn.Embedding(*embed.shape, _weight=embed, _freeze=True)
+            self.lm_head = nn.Linear(text.hidden_size, embed.shape[0] if head is None else head.shape[0], bias=False,
+                                     device="meta")
+            self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
         self.cache_backend = backend  # the engine's every pass (kv.backend_for)
         digits = backend.weights.digits  # for people: "Q4_1 + Q8_0 · native", "Q4_1 + Q8_0 · native · 1 digit"
         self.kernels = f"{backend.weights.kinds} · native" + (f" · {digits.label()}" if digits.code else "")
@@ -57,10 +96,10 @@ class NativeCausalLM(nn.Module):
         self.fingerprint, self.weight_count = record.fingerprint, record.weight_count
         self._rotary: Rotary | None = None
 
-    def get_input_embeddings(self) -> nn.Embedding:
+    def get_input_embeddings(self) -> nn.Module:
         return self.embed_tokens
 
-    def get_output_embeddings(self) -> nn.Linear:
+    def get_output_embeddings(self) -> nn.Module:
         return self.lm_head
 
     @property
