@@ -9,6 +9,7 @@ import torch
 
 from app.models.embedded import embedded_gguf
 from app.models.native.build import ModuleFloats, _GgufBlocks
+from app.models.native.descriptor import Unfit
 from app.models.native.gguf_index import GgufIndex
 
 
@@ -38,6 +39,8 @@ def test_blocks_are_taken_only_where_they_hold_transformers_weights():
     assert source.matrix("blk.0.attn_q.weight", q) is not None
     assert torch.equal(source.matrix("blk.0.attn_k.weight", k).dequantize(), model.get_parameter(k).detach().float())
     source.permute = False  # planted: the file's row order kept
-    assert source.matrix("blk.0.attn_q.weight", q) is None
+    with pytest.raises(Unfit, match="q_proj"):
+        source.matrix("blk.0.attn_q.weight", q)
     source.permute = True
-    assert source.matrix("blk.1.attn_q.weight", q) is None  # planted: another tensor's blocks
+    with pytest.raises(Unfit, match="blk.1.attn_q"):
+        source.matrix("blk.1.attn_q.weight", q)  # planted: another tensor's blocks

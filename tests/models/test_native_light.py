@@ -114,12 +114,12 @@ def test_a_record_of_another_model_loads_transformers_model(loads, monkeypatch):
     """Planted: the record's fingerprint names no cached profile, so the load cannot be light."""
     from app.models import conversion_cache, load_model
     from app.models.embedded import embedded_gguf
-    from app.models.native import light
+    from app.models.native import record
 
     folder = conversion_cache.lookup(embedded_gguf())
-    real = light.read_record(folder)
-    monkeypatch.setattr(light, "read_record", lambda _folder: light.Record("0" * 24, real.weight_count,
-                                                                           real.architecture))
+    real = record.read_record(folder)
+    monkeypatch.setattr(record, "read_record", lambda _folder: record.Record("0" * 24, real.weight_count,
+                                                                             real.architecture))
     assert load_model("default", device="cpu", kernels="native").extra.get("light") is None
 
 
