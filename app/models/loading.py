@@ -131,15 +131,14 @@ def load_model(
         if light is not None or direct is not None:
             model, tokenizer, profile, stored = light or direct
         else:
-            gguf = path if kind in ("embedded", "gguf") else None
-            if gguf is not None:
+            if kind in ("embedded", "gguf"):
                 model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
             else:
                 model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
                                                 report)
             native_ok = "native_left_out" not in extra  # the direct load measured it already and said why not
             model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure,
-                                                  report, kernels if native_ok else "torch", gguf)
+                                                  report, kernels if native_ok else "torch")
     except ModelError:
         memory.release()
         raise
@@ -151,11 +150,11 @@ def load_model(
                        stored if remeasure else None)
 
 
-def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto", gguf=None):
+def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto"):
     """(the model on its CPU linear path, its machine profile with that path and the thread count, the cached
     profile): reused or timed, and written back when anything was timed. A GPU or a model spread over
-    devices has neither. On the native path the model returned is the native model (native.model), made
-    from `gguf`'s own blocks where the model was loaded from that file."""
+    devices has neither. On the native path the model returned is the native model (native.model) of its
+    float weights; a GGUF the kernel runs never comes here (_direct_native)."""
     # auto offers the native C model beside torch's paths; choose_path times them all, and a native choice
     # keeps only where its quality against fp32 passes (_native_path)
     native_ok = asked in ("auto", "native") and dev.type == "cpu"
@@ -176,10 +175,7 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
             path = kernels.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
         native = None
         if path.path.native:
-            path, native = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report,
-                                        gguf=gguf)
-        if native is not None and use_cache and gguf is not None:
-            _keep_native(native, gguf)
+            path, native = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
         model = native if native is not None else kernels.apply_path(model, path.path)
@@ -350,7 +346,7 @@ def _require_native(model, dev, requested) -> None:
         raise UnsupportedArchitecture(f"--kernels native: {why}")
 
 
-def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report, gguf=None):
+def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report):
     """(the native choice with its measured quality and activation digits, the native model) or, where the
     kernel does not run the model or (not forced) no variant passes the quality gate, (the fastest torch path,
     None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py)."""
@@ -362,7 +358,7 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
 
     digits = Digits.of_code(path.path.digits)
     try:
-        native = from_transformers(model, gguf, digits=digits)
+        native = from_transformers(model, digits=digits)
     except Unfit as exc:
         if forced:
             raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
@@ -376,7 +372,7 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
                                       model, tokenizer, weights.vocab)
     if chosen.passes or forced:
         if chosen.digits != digits:
-            native = from_transformers(model, gguf, digits=chosen.digits)
+            native = from_transformers(model, digits=chosen.digits)
         path = replace(path, path=replace(path.path, digits=chosen.digits.code))
         return replace(path, reason=f"{path.reason}; quality: {chosen.describe()}"), native
     fallback = kernels.choose_path(model, requested, native=False)
@@ -497,21 +493,6 @@ def _weights_whole(name: str, load):
         if weight.is_floating_point() and weight.device.type != "meta" and not bool(torch.isfinite(weight).all()):
             raise CorruptModel(f"{name}'s weights hold NaN or infinity ({key})")
     return model
-
-
-def _keep_native(native, gguf: Path) -> None:
-    """What a light native load of this GGUF reads: the record of transformers' model of it (its profile's key)
-    and the kernel's weights, beside the file's converted copy."""
-    from .native import light
-    from .native.record import Record, read_record, write_record
-
-    folder = conversion_cache.lookup(gguf)
-    if folder is None:
-        return
-    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
-    if read_record(folder) != record:
-        write_record(folder, record)
-    light.keep_parts(native, folder)
 
 
 def _tokenizer(path: Path, name: str, *, trust_remote_code: bool, config=None):

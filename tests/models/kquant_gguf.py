@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 from gguf import GGMLQuantizationType, GGUFWriter, TokenType
-
 from tiny_gguf import TOKENS
 
 BYTES = {"Q4_K": 144, "Q5_K": 176, "Q6_K": 210}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import stored
 from .descriptor import TWO_DIGITS, Digits, Unfit, config_problem
 from .model import NativeCausalLM
 from .record import Record
@@ -51,9 +50,3 @@ def load(folder: Path, gguf: Path, record: Record, config, notes: list[str] | No
     native = direct.build(gguf, index, config, folder, digits, notes, record)
     native.generation_config = GenerationConfig.from_pretrained(folder)
     return native
-
-
-def keep_parts(native: NativeCausalLM, folder: Path) -> None:
-    """A first load's kernel weights beside its converted copy: what the next launch reads instead of building."""
-    if not stored.path_in(folder).is_file():
-        stored.save(folder, native.cache_backend.weights.parts)

@@ -119,20 +119,20 @@ class NativeCausalLM(nn.Module):
 
 
 
-def from_transformers(model: nn.Module, gguf: Path | None = None, build=None, digits: Digits = TWO_DIGITS) -> NativeCausalLM:
-    """transformers' model on the native path: a GGUF's own blocks where `gguf` names the file it was loaded
-    from, else its float weights as Q8_0. Keeps its float input (and head) rows, nothing else of the module.
-    descriptor.Unfit when the kernel does not run it."""
+def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS) -> NativeCausalLM:
+    """transformers' model (a folder's or the hub's float weights) on the native path, as Q8_0; keeps its float
+    input (and head) rows, nothing else of the module. descriptor.Unfit when the kernel does not run it. A
+    GGUF is read straight from its file instead (direct.py)."""
     from ..cost_cache import model_fingerprint
     from ..packed import weight_count
 
-    weights = weights_of(model, gguf, build, digits)
+    weights = weights_of(model, build, digits)
     architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
     record = Record(model_fingerprint(model), weight_count(model), architecture)
     embed = model.get_input_embeddings().weight.detach()
     head = model.get_output_embeddings().weight.detach()
     native = NativeCausalLM(model.config, model.generation_config, embed,
-                            None if head.data_ptr() == embed.data_ptr() else head, NativeBackend(weights), record, gguf)
+                            None if head.data_ptr() == embed.data_ptr() else head, NativeBackend(weights), record, None)
     return native.eval()
 
 
