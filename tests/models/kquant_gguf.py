@@ -75,6 +75,9 @@ def write_kquant_gguf(path: Path, types: dict[str, str] | str = "Q4_K", *, arch:
         matrix(f"blk.{i}.attn_q.weight", heads * head_dim, hidden)
         matrix(f"blk.{i}.attn_k.weight", kv_heads * head_dim, hidden)
         matrix(f"blk.{i}.attn_v.weight", kv_heads * head_dim, hidden)
+        if arch == "qwen2":  # Qwen2's q/k/v carry biases
+            for x, rows in (("q", heads * head_dim), ("k", kv_heads * head_dim), ("v", kv_heads * head_dim)):
+                w.add_tensor(f"blk.{i}.attn_{x}.bias", (rng.standard_normal(rows) * 0.1).astype(np.float32))
         if arch == "qwen3":
             vector(f"blk.{i}.attn_q_norm.weight", head_dim)
             vector(f"blk.{i}.attn_k_norm.weight", head_dim)
