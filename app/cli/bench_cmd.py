@@ -52,8 +52,10 @@ def add_parser(sub) -> None:
     p.add_argument("--sweep", default=None, metavar="G1,G2,...",
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
     p.add_argument("--large-target", action="store_true",
-                   help="also time a SmolLM2-1.7B-shaped random-weight target (built on the spot, ~3.4 GB) with "
-                        "the target as its draft: step, v(n) and c")
+                   help="also price SmolLM2-1.7B- and Llama-2-7B-shaped targets of random Q4_K blocks (GGUFs "
+                        "written on the spot, ~1 and ~4 GB) on the native path, the target as their draft: step "
+                        "against bytes ÷ triad, v(n), c, the speedup predicted at α 0.5-0.7, first-load memory, "
+                        "and llama.cpp's step on the same files")
     p.add_argument("--gui-overhead", action="store_true",
                    help="also measure tokens/s through the GUI worker against headless decoding")
     p.add_argument("--serve-overhead", action="store_true",
@@ -325,7 +327,10 @@ def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
         out["rows"]["fp32 (HF's CPU default)"] = cpu_costs.bandwidth_row(pair.hf_model, ids, triad)
     if args.large_target:
         _log("building the SmolLM2-1.7B-shaped random-weight target ...")
-        out["large_target"] = cpu_costs.large_target_costs(pair.target, ids, triad)
+        from app.bench import large_target
+
+        out["large_target"] = large_target.large_targets(pair.target, ids, triad,
+                                                         llama_threads=args.llama_cpp_threads)
     if pair.llama_cpp is not None:
         _log("llama.cpp: one step and v(n) on the same probe ...")
         out["llama_cpp"] = llama_cpp_runner.verify_row(pair.llama_cpp, ids.tolist())

@@ -193,7 +193,8 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
     loads transformers' float32 model once, as the reference its activation digits are chosen against. None
     where the kernel does not run the file (`extra["native_left_out"]` says why) and transformers' path loads."""
     from .native import direct, unavailable
-    from .native.descriptor import Unfit
+    from .native.descriptor import Digits, Unfit
+    from .native.model import with_digits
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
@@ -218,7 +219,7 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
         choice = _direct_digits(native, path, name, info.parameters, tokenizer, asked, use_cache, extra, report)
         if choice is None:
             return None
-    native = _with_digits(native, choice.path.digits)
+    native = with_digits(native, Digits.of_code(choice.path.digits))
     if folder is not None:
         direct.keep(folder, native)
     report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
@@ -260,26 +261,6 @@ def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, as
         return None
     path_choice = replace(kernels.NATIVE, digits=chosen.digits.code)
     return kernels.PathChoice(path_choice, {}, False, f"{label}; quality: {chosen.describe()}")
-
-
-def _with_digits(native, code: str):
-    """The native model multiplying the activation digits `code` names (the same parts, a new kernel Model)."""
-    from .native.backend import NativeBackend
-    from .native.build import assemble
-    from .native.descriptor import Digits
-    from .native.model import NativeCausalLM
-
-    weights = native.cache_backend.weights
-    digits = Digits.of_code(code)
-    if digits == weights.digits:
-        return native
-    from .native.record import Record
-
-    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
-    rebuilt = NativeCausalLM(native.config, native.generation_config, None, None,
-                             NativeBackend(assemble(native.config, weights.parts, weights.build, digits)), record,
-                             native.gguf)
-    return rebuilt.eval()
 
 
 def _scratch() -> Path:

@@ -172,6 +172,7 @@ def parts_of(index: GgufIndex, config) -> dict:
 def _checked(index: GgufIndex, name: str, order: np.ndarray | None) -> QMatrix:
     mat = _matrix(index, name, order)
     why = check_rows(mat, index, name, order)
+    index.release(name)  # its records are made: the file's pages go back until something reads them again
     if why is not None:
         raise Unfit(why)
     return mat

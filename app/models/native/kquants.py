@@ -83,9 +83,25 @@ def _masks(q: np.ndarray, bit: int) -> np.ndarray:
     return np.packbits(lanes, axis=-1, bitorder="little")
 
 
+CHUNK_ROWS = 1024  # rows unpacked at a time: the unpacking's arrays (a byte a weight, and more) stay this small
+
+
 def records(kind: int, raw: np.ndarray, rows_order: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """(records [P, units, record bytes] uint8, rows) of a GGUF tensor's K blocks [N, bytes per row]."""
-    fields = unpack(kind, raw if rows_order is None else raw[rows_order])
+    """(records [P, units, record bytes] uint8, rows) of a GGUF tensor's K blocks [N, bytes per row], made
+    CHUNK_ROWS rows at a time into one array (a load's memory: the records, the file's pages, one chunk)."""
+    rows = raw.shape[0] if rows_order is None else len(rows_order)
+    units = raw.shape[1] // FILE_BYTES[kind]
+    out = np.empty((-(-rows // PANEL), units, RECORD_BYTES[kind]), np.uint8)
+    for start in range(0, rows, CHUNK_ROWS):
+        stop = min(rows, start + CHUNK_ROWS)
+        picked = raw[start:stop] if rows_order is None else raw[rows_order[start:stop]]
+        out[start // PANEL : -(-stop // PANEL)] = _records(kind, picked)
+    return out, rows
+
+
+def _records(kind: int, raw: np.ndarray) -> np.ndarray:
+    """records [P, units, record bytes] of K blocks [N, bytes per row] (rows padded to whole panels)."""
+    fields = unpack(kind, raw)
     rows, units = fields["q"].shape[:2]
     q = _panels(fields["q"], rows).reshape(-1, PANEL, units, 8, 32)  # [P, c, u, s, 32]
     p = q.shape[0]
@@ -102,7 +118,7 @@ def records(kind: int, raw: np.ndarray, rows_order: np.ndarray | None = None) ->
         parts += [_fp16(fields["d"], rows), _fp16(fields["dmin"], rows)]
     data = np.concatenate([x.astype(np.uint8, copy=False) for x in parts], axis=-1)
     assert data.shape[-1] == RECORD_BYTES[kind], (data.shape, kind)
-    return np.ascontiguousarray(data), rows
+    return data
 
 
 def _fp16(bits: np.ndarray, rows: int) -> np.ndarray:

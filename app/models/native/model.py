@@ -136,5 +136,17 @@ def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS)
     return native.eval()
 
 
+def with_digits(native: NativeCausalLM, digits: Digits) -> NativeCausalLM:
+    """The same model multiplying other activation digits: its parts, in a new kernel Model."""
+    from .build import assemble
+
+    weights = native.cache_backend.weights
+    if digits == weights.digits:
+        return native
+    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
+    backend = NativeBackend(assemble(native.config, weights.parts, weights.build, digits))
+    return NativeCausalLM(native.config, native.generation_config, None, None, backend, record, native.gguf).eval()
+
+
 def is_native(model: nn.Module) -> bool:
     return isinstance(model, NativeCausalLM)
