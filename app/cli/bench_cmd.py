@@ -62,6 +62,10 @@ def add_parser(sub) -> None:
                    help="also measure tokens/s streamed through `speclens serve` against `generate`, and the first token")
     add_engine_args(p)
     add_tree_args(p)
+    p.add_argument("--quality", action="store_true",
+                   help="instead: the native path's top-1 agreement and KL against float32 on every held-out token, "
+                        "with two activation digits, the digits chosen at load and one digit, beside llama.cpp's "
+                        "on the same GGUF and tokens (when llama-cpp-python is installed)")
     p.add_argument("--trees", action="store_true",
                    help="instead: token trees against chains for prompt lookup, the trained draft and their union "
                         "(tokens per round, nodes verified, verify cost, predicted and measured); --tree-nodes sizes them")
@@ -118,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         from app.bench.trees import run_cli as run_trees
 
         return run_trees(args, parse_temperatures(args.temperature), load_kwargs(args))
+    if args.quality:
+        return _quality(args)
     for flag, value in (("--threads", args.threads), ("--llama-cpp-threads", args.llama_cpp_threads)):
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be >= 1, got {value}")
@@ -128,6 +134,23 @@ def run(args: argparse.Namespace) -> int:
     gammas = parse_gammas(args.sweep) if args.sweep else None
     prompts = load_suite(args.prompts)
     return _sweep(args, prompts, settings[0], gammas) if gammas else _comparison(args, prompts, settings)
+
+
+def _quality(args: argparse.Namespace) -> int:
+    """The native path's distance from float32 beside llama.cpp's on the same GGUF and tokens (bench/fidelity.py)."""
+    from app.bench import fidelity
+    from app.bench.report import write_result
+    from app.models import load_model
+
+    _log(f"loading target {args.target!r} ...")
+    target = load_model(args.target, device="cpu", **load_kwargs(args))
+    _log(f"target on {target.kernels}; measuring every held-out token against float32 (and llama.cpp) ...")
+    table = fidelity.measure(target, args.llama_cpp_threads)
+    result = {"meta": {"target": target.name, "kernels": target.kernels}, "quality": table}
+    text = "\n".join(["# Fidelity to float32", "", f"target `{target.name}` on {target.kernels}", "",
+                      *fidelity.lines(table)]) + "\n"
+    write_result(Path(args.out).expanduser(), result, text, _log)
+    return 0
 
 
 def _log(msg: str) -> None:
