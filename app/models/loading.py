@@ -420,6 +420,8 @@ def _stale(folder: Path, gguf: Path) -> str | None:
 
 def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     cached = conversion_cache.lookup(path) if use_cache else None
+    if cached is not None and not (cached / "model.safetensors").is_file():
+        cached = None  # a native load's folder, with no float copy yet: converted now, the copy joins it
     if cached is not None and (why := _stale(cached, path)) is not None:
         _discard(cached, path, why, extra)
         cached = None
