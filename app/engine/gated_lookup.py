@@ -74,7 +74,8 @@ class GatedLookupDrafter(PromptLookupDrafter):
         # The match as far as α is learnt, whatever this round's γ: a γ cut to what α predicts to pay
         # must not stop α learning the positions past it (it would never learn that they pay).
         n, match = self.match(ids_list, max(gamma, AUTO_GAMMA_MAX))
-        worth = worth_proposing(len(match), self.by_length[n], self.verify, self.baseline) if match else 0
+        verify = self.verify.at(len(ids_list))  # this round's own context
+        worth = worth_proposing(len(match), self.by_length[n], verify, self.baseline) if match else 0
         proposal = match[: min(gamma, worth)]
         self._last = (len(ids_list), n, match) if match else None
         self.rounds += 1
