@@ -37,7 +37,6 @@ def build_rows(target, trained, lookup, cal, args) -> list[Row]:
     """Target-only, then per drafter its best chain and its tree (measured budget or --tree-nodes), then the union."""
     from app.engine.policy import TREE_DEPTH, best_gamma, best_nodes, speedup
     from app.engine.tree_drafters import UnionTreeDrafter
-    from app.models.drafts import tree_form
 
     profiles = {p.name: p for p in cal.profiles}
     rows = [Row("SpecLens target-only", None, 1, 1.0)]
@@ -48,13 +47,13 @@ def build_rows(target, trained, lookup, cal, args) -> list[Row]:
         p = profiles[spec]
         gamma, s = best_gamma(p, cal.verify)
         nodes = args.tree_nodes if args.tree_nodes != "auto" else (best_nodes(p, cal.verify)[0] or 16)
-        tree = tree_form(drafter, nodes, TREE_DEPTH)
+        tree = drafter.tree_form(nodes, TREE_DEPTH)
         forms[spec] = tree
         rows.append(Row(f"{p.label}: chain γ {gamma}", drafter, gamma, s))
         rows.append(Row(f"{p.label}: tree of {nodes} nodes", tree, TREE_DEPTH,
                         speedup(p, TREE_DEPTH, cal.verify, nodes) if p.tree_accepted else None, nodes))
     if trained:
-        union = UnionTreeDrafter(forms[str(trained[0])], tree_form(lookup, UNION_LOOKUP_NODES, TREE_DEPTH))
+        union = UnionTreeDrafter(forms[str(trained[0])], lookup.tree_form(UNION_LOOKUP_NODES, TREE_DEPTH))
         rows.append(Row(f"{profiles[str(trained[0])].label} + lookup: tree of {union.budget} nodes", union, TREE_DEPTH,
                         None, union.budget))
     return rows

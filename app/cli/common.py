@@ -184,7 +184,7 @@ def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
     """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
     (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
     form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
-    from app.models.drafts import DEFAULT_TREE_NODES, tree_form
+    from app.models.drafts import DEFAULT_TREE_NODES
 
     nodes = args.tree_nodes if getattr(args, "tree_nodes", "auto") != "auto" else None
     if drafter is None:
@@ -195,7 +195,7 @@ def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
         return drafter
     if not tree_mode(args):
         return drafter
-    tree = tree_form(drafter, nodes or DEFAULT_TREE_NODES, gamma)
+    tree = drafter.tree_form(nodes or DEFAULT_TREE_NODES, gamma)
     if tree is None:
         raise ValueError(f"the {drafter.name} drafter has no token-tree form")
     return tree

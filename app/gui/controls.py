@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from app.engine.params import GAMMA_LIMIT, DecodeParams
 from app.engine.policy import AUTO_GAMMA_START
 from app.models import AUTO, NO_DRAFT, list_catalog
-from app.models.catalog import SELF_DRAFT_KINDS
+from app.models.catalog import DRAFTER
 
 BROWSE_DIR = "Browse folder…"
 BROWSE_GGUF = "Browse .gguf file…"
@@ -134,13 +134,12 @@ class ControlsPanel(QWidget):
     def _fill_pickers(self) -> None:
         """Targets and drafts from the models catalog (embedded, self-drafts, the local hub cache)."""
         self.draft.addItem(self.tr("auto (fastest measured on this machine)"), AUTO)
-        # the catalog (no Qt) names these two in English; they are the GUI's to translate
-        worded = {"self-draft": self.tr("reduced-precision copy of the target"),
-                  "prompt-lookup": self.tr("prompt lookup (n-grams from the prompt)")}
         for entry in list_catalog():
-            if entry.kind not in SELF_DRAFT_KINDS:
+            if entry.kind != DRAFTER:
                 self.target.addItem(entry.name, entry.spec)
-            self.draft.addItem(worded.get(entry.kind, entry.name), entry.spec)
+            # a registry's drafter title (English, no Qt there) is translated in its context
+            name = QCoreApplication.translate("Drafters", entry.name) if entry.kind == DRAFTER else entry.name
+            self.draft.addItem(name, entry.spec)
         self.draft.addItem(self.tr("none (target only)"), NO_DRAFT)
         for combo in (self.target, self.draft):
             combo.insertSeparator(combo.count())

@@ -30,17 +30,20 @@ def race_drafters(mode: str, drafter) -> tuple:
     choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. ValueError (the
     draft's name) when the draft has no tree form."""
     from app.engine.drafters import PromptLookupDrafter
-    from app.models.drafts import DEFAULT_TREE_NODES, chain_form, tree_form
+    from app.engine.policy import TREE_DEPTH
+    from app.models.drafts import DEFAULT_TREE_NODES
 
     current = drafter or PromptLookupDrafter()
     if mode == "lookup":
         return current, PromptLookupDrafter()
     if mode != "tree":
         return None, current
-    chain = chain_form(current)
+    chain = current.chain_form()
+    if chain is None:  # a tree built as one: no chain to race it against
+        raise ValueError(current.name)
     if chain is not current:  # the current draft already proposes trees
         return chain, current
-    tree = tree_form(chain, DEFAULT_TREE_NODES)
+    tree = chain.tree_form(DEFAULT_TREE_NODES, TREE_DEPTH)
     if tree is None:
         raise ValueError(chain.name)
     return chain, tree

@@ -10,22 +10,19 @@ from __future__ import annotations
 import gc
 import statistics
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
 
-from app.engine import DecodeParams, Drafter
+from app.engine import DecodeParams
 from app.engine.gated_lookup import GatedLookupDrafter
 from app.engine.lookup_else import LookupElseDrafter
 from app.engine.policy import (
     AUTO_GAMMA_MAX,
     MARGIN,
-    AutoGamma,
     Choice,
     DrafterProfile,
-    GatedLookupGamma,
-    LookupElseGamma,
     Option,
-    TreeSize,
     VerifyCosts,
     best_draft_gamma,
     best_gamma,
@@ -37,15 +34,7 @@ from app.engine.policy import (
 from . import cost_cache, machine_load, machine_profile
 from .baseline import target_steps
 from .clock import now
-from .drafts import (
-    NO_DRAFT,
-    PROMPT_LOOKUP,
-    SELF_DRAFT,
-    make_drafter,
-    self_draft_dtype,
-    template_tokens,
-    tree_form,
-)
+from .drafts import make_drafter, self_draft_dtype, template_tokens
 from .embedded import DEFAULT_SPEC
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
@@ -53,9 +42,12 @@ from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .reasons import describe, limit_text, worded
-from .specs import AUTO, TRAINED_DRAFT, spec_title
+from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT, spec_title
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
+
+if TYPE_CHECKING:
+    from app.engine.protocols import AnyDrafter, LiveController
 
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
@@ -77,7 +69,7 @@ class Calibration:
 class Selection:
     """The drafter chosen for a target (None: target-only), with the measurements behind it."""
 
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     spec: str  # the chosen draft spec; "none" for target-only
     choice: Choice
     calibration: Calibration
@@ -85,21 +77,13 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(
-        self, gamma_max: int = AUTO_GAMMA_MAX
-    ) -> AutoGamma | GatedLookupGamma | TreeSize | LookupElseGamma | None:
-        """A live γ controller for the chosen drafter (a chosen tree keeps its measured size); None for target-only."""
+    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> LiveController | None:
+        """The chosen drafter's live γ controller (its own `controller`: a chosen tree keeps its measured
+        size), from the profile measured for it; None for target-only."""
         profile = self.profile()
         if self.drafter is None or profile is None:
             return None
-        if isinstance(self.drafter, LookupElseDrafter):
-            lookup = next(p for p in self.calibration.profiles if p.name == PROMPT_LOOKUP)
-            return LookupElseGamma(self.drafter, lookup, profile, self.calibration.verify, gamma_max)
-        if isinstance(self.drafter, GatedLookupDrafter):
-            return GatedLookupGamma(self.drafter, profile, self.calibration.verify, gamma_max)
-        if self.choice.tree:
-            return TreeSize(profile, self.calibration.verify, self.choice.nodes, self.choice.gamma)
-        return AutoGamma(profile, self.calibration.verify, gamma_max)
+        return self.drafter.controller(profile, self.calibration.verify, gamma_max)
 
 
 def device_label(device: torch.device) -> str:
@@ -161,9 +145,10 @@ def select(
         report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
         drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
     if choice.tree:
-        drafter = tree_form(drafter, choice.nodes, choice.gamma)
+        drafter = drafter.tree_form(choice.nodes, choice.gamma)
     if mixed is not None:
-        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), drafter, choice.gamma)
+        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), drafter, choice.gamma,
+                                    lookup)
     if use_cache and target.profile != profile:  # building the chosen self-draft timed its kernel path
         machine_profile.write(target.profile)
     return Selection(drafter, chosen, choice, cal)
@@ -216,7 +201,7 @@ def _per_round_lookup(choice: Choice, lookup: DrafterProfile) -> Choice:
 def calibrate(
     target: LoadedModel, specs: list[str], *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
     use_cache: bool = True, skip_failures: bool = False, cancel=None, remeasure: bool = False, **load_kwargs,
-) -> tuple[Calibration, dict[str, Drafter]]:
+) -> tuple[Calibration, dict[str, AnyDrafter]]:
     """(calibration, the drafters built while measuring, by spec). What the target's machine profile holds
     and may still use is not timed again, and a drafter read from it is not built. skip_failures: a
     candidate that cannot be built (damaged, made for another target) is left out. The profile, with what
@@ -247,7 +232,7 @@ def calibrate(
             costs = with_tree_costs(target.model, ids, measure_verify(target.model, ids, n_max))
             loop = target_steps(target, ids, DecodeParams(temperature=0.0), cancel=cancel)
         verify = VerifyTiming(costs, statistics.median(loop) if loop else None, len(ids), watch.load)
-    built: dict[str, Drafter] = {}
+    built: dict[str, AnyDrafter] = {}
     todo = [s for s in specs if wanted[s] not in known and wanted[s] not in left_out]
     for i, spec in enumerate(todo):
         if cancel is not None and cancel.is_set():
