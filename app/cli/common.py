@@ -86,6 +86,17 @@ def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=Non
     return drafter, selection.auto_gamma() if gamma_auto else None
 
 
+def answer_loop(target, drafter, auto, params: DecodeParams, static=None):
+    """The command's answer (app.session.AnswerLoop), run as the app runs one: γ from the live controller
+    `auto` when there is one (γ auto), every round fed to it and to the check of the target's machine
+    profile."""
+    from app.models.live_check import LiveCheck
+    from app.session.answer_loop import AnswerLoop
+
+    return AnswerLoop(target=target, drafter=drafter, params=params, static=static, controller=auto,
+                      gamma_auto=auto is not None, check=LiveCheck.of(target))
+
+
 class ProgressBar:
     """Renders LoadProgress on stderr: a redrawn bar on a terminal, one line per stage otherwise."""
 
@@ -155,7 +166,7 @@ def static_decoder(args: argparse.Namespace, target_model, drafter, max_gamma: i
 def nodes_arg(text: str) -> int | str:
     """--tree-nodes: 'auto' or a node budget of at least 1."""
     value = gamma_arg(text)
-    if value != "auto" and value < 1:
+    if isinstance(value, int) and value < 1:
         raise argparse.ArgumentTypeError(f"a tree needs at least 1 node, got {value}")
     return value
 
