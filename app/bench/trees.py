@@ -12,6 +12,11 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.engine.protocols import AnyDrafter
+    from app.engine.static import StaticDecoder
 
 HF_NOTE = "Hugging Face transformers has no token-tree decoding (its assisted generation verifies one chain), so no HF row."
 UNION_LOOKUP_NODES = 4  # nodes the lookup trie adds to the trained draft's tree in the union row
@@ -20,7 +25,7 @@ UNION_LOOKUP_NODES = 4  # nodes the lookup trie adds to the trained draft's tree
 @dataclass
 class Row:
     name: str
-    drafter: object | None
+    drafter: AnyDrafter | None
     gamma: int
     predicted: float | None = None
     nodes: int = 0  # a tree's node budget (0: a chain or target-only)
@@ -30,7 +35,7 @@ class Row:
     verify_s: float = 0.0
     seconds: float = 0.0
     outputs: list = field(default_factory=list)
-    static: object | None = None  # the StaticDecoder this row runs on (--static), None: dynamic caches
+    static: StaticDecoder | None = None  # this row runs on it (--static); None: dynamic caches
 
 
 def build_rows(target, trained, lookup, cal, args) -> list[Row]:
@@ -161,7 +166,7 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
             static.warm_up(row.drafter, row.gamma)
             row.static = static
     load_before = os.getloadavg()
-    result = {"meta": {"target": target.name, "device": str(target.device), "prompts": args.prompts,
+    result: dict[str, Any] = {"meta": {"target": target.name, "device": str(target.device), "prompts": args.prompts,
                        "n_prompts": len(prompts), "repeats": args.repeats, "max_new_tokens": args.max_new_tokens,
                        "threads": torch.get_num_threads(), "verify_seconds": list(cal.verify.seconds),
                        "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic"},

@@ -47,7 +47,7 @@ from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
 
 if TYPE_CHECKING:
-    from app.engine.protocols import AnyDrafter, LiveController
+    from app.engine.protocols import AnyDrafter, Drafter, LiveController
 
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
@@ -123,6 +123,7 @@ def select(
     per_round = (spec == AUTO and lookup is not None and not choice.tree and choice.drafter in (None, PROMPT_LOOKUP)
                  and worth_proposing(gamma_max, lookup.alpha, cal.verify) > 0)
     if per_round:
+        assert lookup is not None
         choice = _per_round_lookup(choice, lookup)
     mixed = (_lookup_else(choice, cal, lookup, gamma_max, per_round)
              if spec == AUTO and lookup is not None and tree is not True else None)
@@ -132,24 +133,27 @@ def select(
         option = choice.options[0] if choice.options else None
         gamma = option.gamma if option else 1
         predicted = option.predicted if option else 1.0
-        reason = choice.reason if not choice.target_only else (
-            f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}")
+        reason = choice.reason
+        if choice.target_only:
+            assert option is not None  # the one drafter asked for was timed (it raises where it cannot be built)
+            reason = f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}"
         choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
     never = template_tokens(target)  # a lookup never proposes what the chat template places
-    drafter = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round else built.pop(chosen, None)
+    chain = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round and lookup else built.pop(chosen, None)
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
         built.clear()
         gc.collect()
-    if drafter is None and chosen != NO_DRAFT:
+    if chain is None and chosen != NO_DRAFT:
         report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
-        drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
-    if choice.tree:
-        drafter = drafter.tree_form(choice.nodes, choice.gamma)
-    if mixed is not None:
-        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), drafter, choice.gamma,
+        chain = make_drafter(chosen, target, progress=report, **load_kwargs)
+    drafter: AnyDrafter | None = chain
+    if choice.tree and chain is not None:
+        drafter = chain.tree_form(choice.nodes, choice.gamma)
+    if mixed is not None and chain is not None and lookup is not None:
+        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), chain, choice.gamma,
                                     lookup)
-    if use_cache and target.profile != profile:  # building the chosen self-draft timed its kernel path
+    if use_cache and target.profile is not None and target.profile != profile:  # the chosen self-draft timed its kernels
         machine_profile.write(target.profile)
     return Selection(drafter, chosen, choice, cal)
 
@@ -201,7 +205,7 @@ def _per_round_lookup(choice: Choice, lookup: DrafterProfile) -> Choice:
 def calibrate(
     target: LoadedModel, specs: list[str], *, gamma_max: int = AUTO_GAMMA_MAX, progress: ProgressCallback | None = None,
     use_cache: bool = True, skip_failures: bool = False, cancel=None, remeasure: bool = False, **load_kwargs,
-) -> tuple[Calibration, dict[str, AnyDrafter]]:
+) -> tuple[Calibration, dict[str, Drafter]]:
     """(calibration, the drafters built while measuring, by spec). What the target's machine profile holds
     and may still use is not timed again, and a drafter read from it is not built. skip_failures: a
     candidate that cannot be built (damaged, made for another target) is left out. The profile, with what
@@ -220,8 +224,9 @@ def calibrate(
     if verify is not None and len(verify.costs.seconds) < n_max:
         verify = None  # a longer pass is asked for than was timed
     # Drafter costs are in target steps of the step timed with them: a new step times them again.
-    known = {d.spec: d for d in reuse.stored.drafters if reuse.usable(d.load)} if verify is not None else {}
-    left_out = set(reuse.stored.left_out) if verify is not None else set()
+    stored = reuse.stored if verify is not None else None  # the drafters timed with that step
+    known = {d.spec: d for d in stored.drafters if reuse.usable(d.load)} if stored is not None else {}
+    left_out = set(stored.left_out) if stored is not None else set()
     wanted = {s: cost_cache.spec_fingerprint(s) for s in specs}
     start = now()
     ids = None
@@ -232,7 +237,7 @@ def calibrate(
             costs = with_tree_costs(target.model, ids, measure_verify(target.model, ids, n_max))
             loop = target_steps(target, ids, DecodeParams(temperature=0.0), cancel=cancel)
         verify = VerifyTiming(costs, statistics.median(loop) if loop else None, len(ids), watch.load)
-    built: dict[str, AnyDrafter] = {}
+    built: dict[str, Drafter] = {}
     todo = [s for s in specs if wanted[s] not in known and wanted[s] not in left_out]
     for i, spec in enumerate(todo):
         if cancel is not None and cancel.is_set():

@@ -9,7 +9,7 @@ from dataclasses import replace
 import torch
 
 from app.engine import ModelDrafter, PromptLookupDrafter
-from app.engine.protocols import AnyDrafter
+from app.engine.protocols import Drafter
 
 from . import kernels, machine_profile, memory
 from .compat import ensure_compatible
@@ -75,8 +75,9 @@ def template_tokens(target: LoadedModel) -> frozenset[int]:
     return frozenset()
 
 
-def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> AnyDrafter | None:
-    """The drafter `spec` names for `target` (app.models.specs.KINDS), None for target-only. "trained" picks
+def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafter | None:
+    """The chain drafter `spec` names for `target` (app.models.specs.KINDS; its token-tree form is its own
+    `tree_form`), None for target-only. "trained" picks
     the best trained feature draft for the target, and a folder written by `speclens distill` loads that
     draft (both refuse a draft made for another target). A model spec is loaded (on the target's device
     unless device= is given) and must pass the compatibility pre-flight, else IncompatibleModels."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from transformers import PreTrainedModel
 
 from . import machine_load
 from .clock import time_interleaved
@@ -91,7 +92,7 @@ def choose_threads(model: nn.Module, known: ThreadChoice | None = None) -> Threa
 
 
 @torch.inference_mode()
-def time_threads(model: nn.Module, counts: list[int]) -> dict[int, float]:
+def time_threads(model: PreTrainedModel, counts: list[int]) -> dict[int, float]:
     """ms of one decode step at each thread count (interleaved, minimum of REPS; the first round warms
     each count's pool)."""
     from app.engine.kv import forward, new_cache, rollback

@@ -185,7 +185,7 @@ def load_trained_draft(path: str | Path, target, min_confidence: float | None = 
 def pack_feature_drafter(drafter: FeatureDrafter, hint: int) -> FeatureDrafter:
     """A feature draft on a packed bf16 target: its fc, layers and head rows packed the same way."""
     pack_linears(drafter.model, hint)
-    drafter.reduced_head = pack_linear(drafter.reduced_head, hint)
+    drafter.reduced_head = pack_linear(drafter.reduced_head, hint)  # type: ignore[assignment]  # same call as a Linear
     return drafter
 
 
