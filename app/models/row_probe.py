@@ -12,15 +12,18 @@ alone passed). Random weights suffice: a kernel's summation order follows the sh
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
-from transformers import PreTrainedModel
 from transformers.initialization import no_init_weights
 
 from app.engine.kv import forward, new_cache
 
 from . import threads
+
+if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
+    from transformers import PreTrainedModel
 
 PROBE_LAYERS = 2
 PREFIX = 7  # cached tokens before the passes

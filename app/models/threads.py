@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
-from transformers import PreTrainedModel
 
 from . import machine_load
 from .clock import time_interleaved
 from .machine_load import Load
+
+if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
+    from transformers import PreTrainedModel
 
 PREFILL = 64  # context of the timed step: a short chat's
 REPS = 5
