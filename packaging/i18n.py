@@ -38,7 +38,9 @@ def tool(name: str) -> str:
 
 
 def sources() -> list[str]:
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app" / "gui").glob("*.py"))
+    # the window's texts, and the drafter titles the registry marks (QT_TRANSLATE_NOOP, context "Drafters")
+    gui = (ROOT / "app" / "gui").glob("*.py")
+    return sorted(str(p.relative_to(ROOT)) for p in [*gui, ROOT / "app" / "models" / "specs.py"])
 
 
 def ts_path(language: str) -> Path:

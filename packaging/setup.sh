@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: creates .venv, installs everything, then
 #   run   [args]  launches SpecLens (the GUI; pass a subcommand such as `generate` for the CLI)
-#   test  [args]  runs ruff, the import contracts, mypy (app/engine, app/session) and the whole pytest suite
+#   test  [args]  runs ruff, the import contracts, mypy (all of app/) and the whole pytest suite
 #   build [args]  builds the one-folder desktop app with PyInstaller (dist/SpecLens)
 # SPECLENS_TORCH overrides the torch requirement (default torch==2.13.0: the CPU build
 # where the platform has one; the official CUDA build on Linux from PyPI).

@@ -93,6 +93,7 @@ def measure_costs(target, draft, ids: torch.Tensor, gamma: int, reps: int = 9, s
     all of them rather than skewing one ratio; each is the median over `reps`. With `static` (a
     StaticDecoder) the steps are the static path's, compiled when it compiles.
     """
+    timers: list[_Timer | _StaticTimer]
     if static is not None:
         ts = static.model(target, len(ids) + gamma + 1)
         timers = [_StaticTimer(ts, ids, 1), _StaticTimer(ts, ids, gamma + 1)]

@@ -17,6 +17,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any, TypedDict
 
 import torch
 import transformers
@@ -32,8 +33,20 @@ from .costs import measure_costs
 from .memory import PeakMemory, model_mib
 
 GAMMAS = (1, 2, 4, 8)
+
+
+class Size(TypedDict):
+    target: dict[str, int]  # LlamaConfig's shape fields
+    draft: dict[str, int]
+    vocab: int
+    prompt: int  # prompt tokens
+    new_tokens: int
+    repeats: int
+    backend: str  # torch.compile's
+    gammas: tuple[int, ...]
+
 TARGETS = {"host_overhead": 0.10, "compiled_over_hf_assisted": 2.0, "c": 0.10}  # issue 13, on a lent GPU
-SIZES = {
+SIZES: dict[str, Size] = {
     "full": {
         # Llama-3.2-1B's trunk with a 32k vocabulary (1.1B), and a 12-layer 768-wide draft (~100M).
         "target": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
@@ -91,6 +104,7 @@ class Mechanics:
                 seconds = time.perf_counter() - start
             runs.append((len(result.token_ids) / seconds, result, mem.peak_mib))
         tps, result, peak = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+        assert result.finished is not None
         return {"tps": tps, "rounds": len(result.rounds), "seconds_per_round": result.finished.elapsed / len(result.rounds),
                 "alpha": alpha_estimate(result.rounds), "peak_mib": peak}
 
@@ -151,14 +165,14 @@ class Mechanics:
             counts.append(sum("synchroniz" in str(w.message) for w in caught))
             return out
 
-        Runner.step = counted
+        Runner.step = counted  # type: ignore[method-assign]  # counts a round's host syncs; put back below
         torch.cuda.set_sync_debug_mode("warn")
         try:
             generate(self.target, self.prompt, self.drafter, self.params(gamma), vocab_size=self.spec["vocab"],
                      static=self.compiled)
         finally:
             torch.cuda.set_sync_debug_mode("default")
-            Runner.step = honest
+            Runner.step = honest  # type: ignore[method-assign]
         return statistics.mean(counts) if counts else None
 
     def run(self) -> dict:
@@ -180,7 +194,7 @@ class Mechanics:
             f"static {base['static']['tps']:.1f}, compiled {base['compiled']['tps']:.1f}")
         rows = []
         for gamma in gammas:
-            row = {"gamma": gamma, "hf_assisted": self.hf(gamma)}
+            row: dict[str, Any] = {"gamma": gamma, "hf_assisted": self.hf(gamma)}
             for name, static in (("dynamic", None), ("static", self.eager), ("compiled", self.compiled)):
                 run = self.speclens(gamma, self.drafter, static)
                 run["host_overhead"] = self.busy_share(gamma, self.drafter, static, run["seconds_per_round"])

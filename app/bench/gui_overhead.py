@@ -52,7 +52,7 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
     c.max_new.setValue(params.max_new_tokens)
     c.seed_on.setChecked(params.seed is not None)
     c.seed.setValue(params.seed or 0)
-    finished = []
+    finished: list[object] = []  # FinishedEvents, or the errors of failed answers
     window.worker.finished.connect(finished.append)
     window.worker.failed.connect(lambda msg: finished.append(RuntimeError(msg)))
 
@@ -61,7 +61,7 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
         window.input.setPlainText(text)
         count = len(finished)
         loop = QEventLoop()
-        poll = QTimer(interval=10, timeout=lambda: len(finished) > count and not window.model.generating and loop.quit())
+        poll = QTimer(interval=10, timeout=lambda: loop.quit() if len(finished) > count and not window.model.generating else None)
         poll.start()
         window.chat_flow.send()
         loop.exec()
@@ -72,7 +72,7 @@ def _measure(pair: Pair, prompts: list[BenchPrompt], params: DecodeParams, repea
         return fin
 
     t = pair.target
-    runs = {"headless": [], "gui": []}
+    runs: dict[str, list] = {"headless": [], "gui": []}
     try:
         for _ in range(repeats):
             for p in prompts:

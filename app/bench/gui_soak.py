@@ -101,6 +101,7 @@ def _soak(target: str, draft: str, messages: int, max_new_tokens: int, log: Call
             rss_first, none_first = process.memory_info().rss, sys.getrefcount(None)
         log(f"message {i + 1}/{messages}: {tokens} tokens in {seconds:.1f} s")
     rss_last, none_last = process.memory_info().rss, sys.getrefcount(None)
+    assert rss_first is not None and none_first is not None  # read after the first message
     saved = len(window.store.messages(window.conversation.conv_id)) if window.conversation.conv_id is not None else 0
     window.close()
     app.processEvents()

@@ -51,10 +51,12 @@ class LlamaCppWorker:
         self._proc = subprocess.Popen(
             command or worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             env=dict(worker_env() if env is None else env), text=True, encoding="utf-8", bufsize=1)
+        assert self._proc.stdin is not None and self._proc.stdout is not None  # both are pipes
+        self._stdin, self._stdout = self._proc.stdin, self._proc.stdout
         self.hello = self._read()
 
     def _read(self) -> dict:
-        line = self._proc.stdout.readline()
+        line = self._stdout.readline()
         if not line:
             self._proc.wait()
             raise LlamaCppError(f"the llama.cpp worker exited (status {self._proc.returncode}){self._stderr_tail()}")
@@ -67,8 +69,8 @@ class LlamaCppWorker:
 
     def request(self, op: str, **fields) -> dict:
         try:
-            self._proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
-            self._proc.stdin.flush()
+            self._stdin.write(json.dumps({"op": op, **fields}) + "\n")
+            self._stdin.flush()
         except BrokenPipeError:
             pass  # it died: _read reports how
         reply = self._read()
@@ -79,13 +81,13 @@ class LlamaCppWorker:
     def close(self) -> None:
         if self._proc.poll() is None:
             try:
-                self._proc.stdin.write(json.dumps({"op": "quit"}) + "\n")
-                self._proc.stdin.close()
+                self._stdin.write(json.dumps({"op": "quit"}) + "\n")
+                self._stdin.close()
                 self._proc.wait(timeout=10)
             except (BrokenPipeError, subprocess.TimeoutExpired):
                 self._proc.kill()
                 self._proc.wait()
-        self._proc.stdout.close()
+        self._stdout.close()
         self._stderr.close()
 
     def __enter__(self) -> LlamaCppWorker:
@@ -117,7 +119,7 @@ def start(gguf: Path, threads: int, n_ctx: int, lookup_ngram: int, lookup_tokens
                            "prompt_lookup": {"max_ngram": lookup_ngram, "num_pred_tokens": lookup_tokens}}
 
 
-def generate(worker: LlamaCppWorker, mode: str, ids: list[int], params, stop: list[int]) -> dict:
+def generate(worker: LlamaCppWorker, mode: str, ids: list[int], params, stop: list[int] | tuple[int, ...]) -> dict:
     """One timed generation (prefill included): {"tokens", "seconds", "peak_mib"}. llama.cpp samples with its
     own chain (top-k, top-p, then temperature; min-p off), the same distribution when top-k/top-p are off."""
     return worker.request("generate", mode=mode, ids=ids, max_new_tokens=params.max_new_tokens, stop=list(stop),

@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 TARGET_ONLY, PROMPT_LOOKUP = "target-only", "prompt lookup"  # the protocol's modes: runners' names of the rows
@@ -146,7 +147,8 @@ def main() -> int:
                   "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip(),
                   "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")})
     worker = Worker(llama_cpp)
-    handlers = {"load": worker.load, "generate": worker.generate, "verify": worker.verify, "logits": worker.logits}
+    handlers: dict[str, Callable[..., dict]] = {"load": worker.load, "generate": worker.generate, "verify": worker.verify,
+                                                "logits": worker.logits}
     for line in sys.stdin:
         request = json.loads(line)
         op = request.pop("op", None)

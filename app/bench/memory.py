@@ -40,7 +40,8 @@ class PeakMemory:
             self.peak_bytes = torch.cuda.max_memory_allocated(self.device)
             return
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         self.peak_bytes = max(self.peak_bytes, self._process.memory_info().rss)
 
     @property

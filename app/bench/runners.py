@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import torch
 from transformers import GenerationConfig
 
-from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent, decode
+from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent
 from app.models.clock import sync
+from app.session.answer_loop import AnswerLoop
 
 from . import llama_cpp_runner
 from .memory import PeakMemory
+
+if TYPE_CHECKING:
+    from app.engine.static import StaticDecoder
+    from app.models import LoadedModel
+    from app.models.calibration import Selection
+
+    from .llama_cpp_runner import LlamaCppWorker
 
 TARGET_ONLY, MODEL_DRAFT, PROMPT_LOOKUP = "target-only", "model draft", "prompt lookup"
 HF_BF16 = "target-only (bf16)"  # HF only: the target as HF loads it, cast to bf16 (stock kernels)
@@ -86,17 +95,17 @@ class Run:
 class Pair:
     """What a configuration needs: the loaded target, and the draft model when there is one."""
 
-    target: object  # app.models.LoadedModel
-    draft_model: object | None  # a PreTrainedModel, or None for prompt-lookup-only pairs
+    target: LoadedModel
+    draft_model: Any  # a PreTrainedModel, or None for prompt-lookup-only pairs
     drafter: Drafter | None  # SpecLens's ModelDrafter around draft_model
-    hf_model: object | None = None  # the target as HF loads it on a CPU (fp32, stock kernels); None: target's
-    hf_bf16: object | None = None  # the same cast to bf16 (HF's kernels), for the HF bf16 row
+    hf_model: Any = None  # the target as HF loads it on a CPU (fp32, stock kernels); None: target's
+    hf_bf16: Any = None  # the same cast to bf16 (HF's kernels), for the HF bf16 row
     trained: Drafter | None = None  # a trained feature draft for the target, when one exists
-    selection: object | None = None  # app.models.calibration.Selection: what "auto" chose, and its costs
+    selection: Selection | None = None  # what "auto" chose, and its costs
     auto_gammas: list = field(default_factory=list)  # γ asked for by the live controller, per auto run
-    static: object | None = None  # an app.engine.static.StaticDecoder: SpecLens runs on static caches
+    static: StaticDecoder | None = None  # SpecLens runs on static caches
     # (drafters the static path does not support, such as a trained feature draft, run on dynamic ones)
-    llama_cpp: object | None = None  # a llama_cpp_runner.LlamaCppWorker on the target's GGUF, when one runs
+    llama_cpp: LlamaCppWorker | None = None  # on the target's GGUF, when one runs
 
 
 def pair_configs(pair: Pair) -> list[Config]:
@@ -116,7 +125,8 @@ def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodePara
 def run_llama_cpp(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
     """The same ids and stop tokens in the worker's process, timed there around its generation alone;
     the peak is that process's."""
-    out = llama_cpp_runner.generate(pair.llama_cpp, mode, ids.tolist(), params, pair.target.stop_token_ids)
+    assert pair.llama_cpp is not None  # its configurations run only with a worker (pair_configs)
+    out = llama_cpp_runner.generate(pair.llama_cpp, mode, ids.tolist(), params, list(pair.target.stop_token_ids))
     return Run(out["tokens"], out["seconds"], out["peak_mib"], None)
 
 
@@ -125,25 +135,21 @@ def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams)
                 TRAINED: pair.trained}
     auto = None
     if mode == AUTO:  # as the app runs by default: the measured choice, γ re-chosen live every round
+        assert pair.selection is not None  # the auto configuration runs only with one (pair_configs)
         drafter = pair.selection.drafter
         auto = pair.selection.auto_gamma()
     else:
         drafter = drafters[mode]
-    fixed = params
-    read = (lambda: replace(fixed, gamma=auto.gamma())) if auto is not None else params
     t = pair.target
     static = pair.static if pair.static is not None and pair.static.supports(drafter) is None else None
+    # run as the app runs an answer (the text streamed too, so the benchmark pays for it), a fresh
+    # controller each run
+    answer = AnswerLoop(target=t, drafter=drafter, params=params, static=static, controller=auto)
     result = Result()
     with PeakMemory(t.device) as mem:
         start = time.perf_counter()
-        for event in decode(
-            t.model, ids, drafter, read, stop_token_ids=t.stop_token_ids, vocab_size=t.vocab_size,
-            tokenizer=t.tokenizer,  # the app always streams text, so the benchmark pays for it too
-            static=static,
-        ):
+        for event in answer.events(ids):
             result.add(event)
-            if auto is not None and isinstance(event, RoundEvent):
-                auto.observe(event)
         sync(t.device)
         seconds = time.perf_counter() - start
     if auto is not None:

@@ -26,7 +26,7 @@ def measure_serve_overhead(pair: Pair, prompts: list[BenchPrompt], params: Decod
 
     done: list = []
     host = EngineHost(ServedPair(pair.target, pair.drafter, params, static=pair.static), max_waiting=1)
-    host.subscribe(lambda _answer, item: isinstance(item, Done) and done.append(item))
+    host.subscribe(lambda _answer, item: done.append(item) if isinstance(item, Done) else None)
     host.start()
     server = LocalServer(host, port=0).start()
     t = pair.target
@@ -39,6 +39,7 @@ def measure_serve_overhead(pair: Pair, prompts: list[BenchPrompt], params: Decod
                 ids = t.encode_chat([{"role": "user", "content": text}])
                 fin = generate(t.model, ids, pair.drafter, params, stop_token_ids=t.stop_token_ids,
                                vocab_size=t.vocab_size, tokenizer=t.tokenizer, static=pair.static).finished
+                assert fin is not None
                 headless.append({"wall": time.perf_counter() - start, "engine": fin.elapsed,
                                  "tokens": fin.new_tokens, "ids": list(fin.token_ids)})
                 run = _stream(server.url, host.pair.model_id, text, params)

@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 from app.startup_trace import CPU, STAGE_NAMES, STAGES
 
@@ -24,7 +25,7 @@ def launch_command() -> list[str]:
 
 
 def measure_startup(launches: int, target: str, draft: str, log: Callable[[str], None]) -> dict:
-    runs = []
+    runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="speclens-startup-") as data_dir:
         cmd = launch_command() + ["--target", target, "--draft", draft, "--data-dir", data_dir]
         env = dict(os.environ, SPECLENS_STARTUP_TRACE="1", QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))

@@ -11,6 +11,7 @@ import dataclasses
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -130,7 +131,7 @@ def summarize_setting(setting: Setting) -> dict:
         speedup = _paired_ratio(setting, config, baseline_for(config))
         alpha = alpha_estimate(rounds) if rounds else None
         row_gamma = max((rd.gamma for rd in rounds), default=gamma) if config.mode == AUTO else gamma
-        row = {
+        row: dict[str, Any] = {
             "config": config.name, "engine": config.engine, "mode": config.mode,
             "tokens_per_second": {"median": statistics.median(tps), "min": min(tps), "max": max(tps),
                                   "per_repeat": tps},
@@ -159,7 +160,7 @@ def summarize_setting(setting: Setting) -> dict:
             row |= {"predicted_speedup": predicted, "efficiency": speedup / predicted}
         rows.append(row)
     names = {cfg.name for cfg in setting.configs}
-    ratios = {}
+    ratios: dict[str, Any] = {}
     for mode, key in ((TARGET_ONLY, "target_only"), (MODEL_DRAFT, "speculative"), (PROMPT_LOOKUP, "prompt_lookup")):
         a, b = Config("speclens", mode), Config("hf", mode)
         if a.name in names and b.name in names:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from typing import Any
 
 from app.engine import DecodeParams
 from app.engine.params import GAMMA_LIMIT
@@ -54,14 +55,14 @@ def run_sweep(
                 spec_runs[g][r].append(run)
                 log(f"  [{r + 1}/{repeats}] {p.id:<10} gamma={g:<2} {run.tokens_per_second:7.1f} tok/s")
     base_tps = [_tps(runs) for runs in base_runs]
-    all_rounds = [rd for g in gammas for runs in spec_runs[g] for run in runs for rd in run.rounds]
-    alpha = alpha_estimate(all_rounds)  # one pair, one setting: alpha does not depend on gamma
+    all_rounds = [rd for g in gammas for runs in spec_runs[g] for run in runs for rd in run.rounds or ()]
+    alpha = alpha_estimate(all_rounds) or 0.0  # one pair, one setting: alpha does not depend on gamma; none drafted: 0
     c = statistics.median(k.c for g in gammas for k in costs[g])
-    points = []
+    points: list[dict[str, Any]] = []
     for g in gammas:
         tps = [_tps(runs) for runs in spec_runs[g]]
         verify_cost = statistics.median(k.verify_cost for k in costs[g])
-        rounds = [rd for runs in spec_runs[g] for run in runs for rd in run.rounds]
+        rounds = [rd for runs in spec_runs[g] for run in runs for rd in run.rounds or ()]
         points.append({
             "gamma": g,
             "tokens_per_second": statistics.median(tps),

@@ -12,6 +12,11 @@ import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.engine.protocols import AnyDrafter
+    from app.engine.static import StaticDecoder
 
 HF_NOTE = "Hugging Face transformers has no token-tree decoding (its assisted generation verifies one chain), so no HF row."
 UNION_LOOKUP_NODES = 4  # nodes the lookup trie adds to the trained draft's tree in the union row
@@ -20,7 +25,7 @@ UNION_LOOKUP_NODES = 4  # nodes the lookup trie adds to the trained draft's tree
 @dataclass
 class Row:
     name: str
-    drafter: object | None
+    drafter: AnyDrafter | None
     gamma: int
     predicted: float | None = None
     nodes: int = 0  # a tree's node budget (0: a chain or target-only)
@@ -30,14 +35,13 @@ class Row:
     verify_s: float = 0.0
     seconds: float = 0.0
     outputs: list = field(default_factory=list)
-    static: object | None = None  # the StaticDecoder this row runs on (--static), None: dynamic caches
+    static: StaticDecoder | None = None  # this row runs on it (--static); None: dynamic caches
 
 
 def build_rows(target, trained, lookup, cal, args) -> list[Row]:
     """Target-only, then per drafter its best chain and its tree (measured budget or --tree-nodes), then the union."""
     from app.engine.policy import TREE_DEPTH, best_gamma, best_nodes, speedup
     from app.engine.tree_drafters import UnionTreeDrafter
-    from app.models.drafts import tree_form
 
     profiles = {p.name: p for p in cal.profiles}
     rows = [Row("SpecLens target-only", None, 1, 1.0)]
@@ -48,13 +52,13 @@ def build_rows(target, trained, lookup, cal, args) -> list[Row]:
         p = profiles[spec]
         gamma, s = best_gamma(p, cal.verify)
         nodes = args.tree_nodes if args.tree_nodes != "auto" else (best_nodes(p, cal.verify)[0] or 16)
-        tree = tree_form(drafter, nodes, TREE_DEPTH)
+        tree = drafter.tree_form(nodes, TREE_DEPTH)
         forms[spec] = tree
         rows.append(Row(f"{p.label}: chain γ {gamma}", drafter, gamma, s))
         rows.append(Row(f"{p.label}: tree of {nodes} nodes", tree, TREE_DEPTH,
                         speedup(p, TREE_DEPTH, cal.verify, nodes) if p.tree_accepted else None, nodes))
     if trained:
-        union = UnionTreeDrafter(forms[str(trained[0])], tree_form(lookup, UNION_LOOKUP_NODES, TREE_DEPTH))
+        union = UnionTreeDrafter(forms[str(trained[0])], lookup.tree_form(UNION_LOOKUP_NODES, TREE_DEPTH))
         rows.append(Row(f"{profiles[str(trained[0])].label} + lookup: tree of {union.budget} nodes", union, TREE_DEPTH,
                         None, union.budget))
     return rows
@@ -162,7 +166,7 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
             static.warm_up(row.drafter, row.gamma)
             row.static = static
     load_before = os.getloadavg()
-    result = {"meta": {"target": target.name, "device": str(target.device), "prompts": args.prompts,
+    result: dict[str, Any] = {"meta": {"target": target.name, "device": str(target.device), "prompts": args.prompts,
                        "n_prompts": len(prompts), "repeats": args.repeats, "max_new_tokens": args.max_new_tokens,
                        "threads": torch.get_num_threads(), "verify_seconds": list(cal.verify.seconds),
                        "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic"},

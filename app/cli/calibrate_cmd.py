@@ -25,6 +25,9 @@ def run(args: argparse.Namespace) -> int:
     log = sys.stderr
     kwargs = load_kwargs(args)
     target = load_model(args.target, device=args.device, **target_kwargs(args), remeasure=not args.show, **kwargs)
+    if target.profile is None:
+        print(f"no machine profile for {target.name} on {target.device}: nothing is timed or cached there")
+        return 0
     if args.show:
         # What the cache holds for this pair; a part it lacks is timed at the next load (or by calibrate).
         for line in describe(target.profile):
@@ -34,11 +37,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     draft_kwargs = dict(kwargs, device=args.draft_device) if args.draft_device else kwargs
     selection = select(target, args.draft, tree=tree_mode(args), remeasure=True, **draft_kwargs)
-    for line in describe(target.profile):
+    profile = target.profile
+    assert profile is not None  # select() times the pair into it
+    for line in describe(profile):
         print(line)
     print(f"choice: {selection.choice.reason}")
     print("changed:" if target.replaced is not None else "changed: (nothing was cached)")
-    for line in changes_of(target.replaced, target.profile):
+    for line in changes_of(target.replaced, profile):
         print(f"  {line}")
     print(f"measured in {target.load_seconds + selection.calibration.seconds:.1f} s", file=log)
     return 0

@@ -86,6 +86,17 @@ def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=Non
     return drafter, selection.auto_gamma() if gamma_auto else None
 
 
+def answer_loop(target, drafter, auto, params: DecodeParams, static=None):
+    """The command's answer (app.session.AnswerLoop), run as the app runs one: γ from the live controller
+    `auto` when there is one (γ auto), every round fed to it and to the check of the target's machine
+    profile."""
+    from app.models.live_check import LiveCheck
+    from app.session.answer_loop import AnswerLoop
+
+    return AnswerLoop(target=target, drafter=drafter, params=params, static=static, controller=auto,
+                      gamma_auto=auto is not None, check=LiveCheck.of(target))
+
+
 class ProgressBar:
     """Renders LoadProgress on stderr: a redrawn bar on a terminal, one line per stage otherwise."""
 
@@ -155,7 +166,7 @@ def static_decoder(args: argparse.Namespace, target_model, drafter, max_gamma: i
 def nodes_arg(text: str) -> int | str:
     """--tree-nodes: 'auto' or a node budget of at least 1."""
     value = gamma_arg(text)
-    if value != "auto" and value < 1:
+    if isinstance(value, int) and value < 1:
         raise argparse.ArgumentTypeError(f"a tree needs at least 1 node, got {value}")
     return value
 
@@ -184,7 +195,7 @@ def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
     """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
     (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
     form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
-    from app.models.drafts import DEFAULT_TREE_NODES, tree_form
+    from app.models.drafts import DEFAULT_TREE_NODES
 
     nodes = args.tree_nodes if getattr(args, "tree_nodes", "auto") != "auto" else None
     if drafter is None:
@@ -195,7 +206,7 @@ def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
         return drafter
     if not tree_mode(args):
         return drafter
-    tree = tree_form(drafter, nodes or DEFAULT_TREE_NODES, gamma)
+    tree = drafter.tree_form(nodes or DEFAULT_TREE_NODES, gamma)
     if tree is None:
         raise ValueError(f"the {drafter.name} drafter has no token-tree form")
     return tree

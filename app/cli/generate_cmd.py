@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 
 from . import UsageError
 from .common import (
@@ -13,6 +12,7 @@ from .common import (
     add_model_args,
     add_sampling_args,
     add_tree_args,
+    answer_loop,
     choose_drafter,
     load_kwargs,
     params_from,
@@ -50,9 +50,6 @@ def run(args: argparse.Namespace) -> int:
     params = params_from(args)
     log = sys.stderr
     target, drafter, auto = load_pair(args, log)
-    if auto is not None:  # γ re-chosen before every round from the live α, c and verify cost
-        fixed = params
-        params = lambda: replace(fixed, gamma=auto.gamma())  # noqa: E731
     messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": args.prompt}
     ]
@@ -60,23 +57,14 @@ def run(args: argparse.Namespace) -> int:
     # ValueError (an unsupported model or drafter): one line, exit 2. Auto γ may go up to 8.
     static = static_decoder(args, target.model, drafter, auto.gamma_max if auto is not None else params.gamma, log)
     colour = sys.stdout.isatty() and not args.json
-    from app.engine import Result, RoundEvent, Status, TokenEvent, decode
-    from app.models.live_check import LiveCheck, dispute
+    from app.engine import Result, Status, TokenEvent
 
-    # The machine profile against this answer's rounds (on the dynamic cache it timed).
-    live = LiveCheck(target.profile) if static is None and target.profile and target.profile.verify else None
-    result, context = Result(), len(input_ids)
-    for event in decode(
-        target.model, input_ids, drafter, params, stop_token_ids=target.stop_token_ids,
-        vocab_size=target.vocab_size, tokenizer=target.tokenizer, static=static,
-    ):
+    # γ re-chosen before every round from the live α, c and verify cost; the machine profile checked
+    # against this answer's rounds.
+    answer = answer_loop(target, drafter, auto, params, static)
+    result = Result()
+    for event in answer.events(input_ids):
         result.add(event)
-        if isinstance(event, RoundEvent):
-            if auto is not None:
-                auto.observe(event)
-            if live is not None:
-                live.observe(event, context)
-            context += event.emitted
         if args.json or not isinstance(event, TokenEvent):
             continue
         if event.status is Status.REJECTED and not args.show_rejected:
@@ -94,8 +82,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print()
         print(format_summary(result, gamma, drafter is not None), file=log)
-    if live is not None and (why := live.disagreement) is not None:
-        dispute(target.profile, why)
+    if (why := answer.disagreement()) is not None:
         print(f"{why.text}: the next load measures this machine again (or run speclens calibrate)", file=log)
     return 0
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from . import UsageError
@@ -13,6 +12,7 @@ from .common import (
     add_model_args,
     add_sampling_args,
     add_tree_args,
+    answer_loop,
     choose_drafter,
     load_kwargs,
     params_from,
@@ -54,13 +54,16 @@ def run(args: argparse.Namespace) -> int:
     # A recording is made to show speculation: where auto runs target-only, it records the fastest
     # measured drafter and says so (`--draft none` records target-only).
     drafter, auto = choose_drafter(args, target, draft_kwargs, need_draft=True)
-    if auto is not None:  # a recording keeps one γ: the one chosen for this machine
-        params = replace(params, gamma=auto.gamma())
     turns = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": args.prompt}
     ]
-    run_ = record_run(target, drafter, turns, params, baseline_steps=max(0, args.baseline_steps))
+    # γ on auto: the live controller's round by round, as the app decodes (each round's γ is recorded)
+    answer = answer_loop(target, drafter, auto, params)
+    run_ = record_run(answer, turns, baseline_steps=max(0, args.baseline_steps))
     write(out, Recording(header("answer", args.prompt[:60], str(target.device)), [run_]))
     fin = run_.finished
+    assert fin is not None  # the answer ran to its end
     print(f"{out}: {fin.new_tokens} tokens in {len(run_.steps)} rounds, {fin.elapsed:.2f} s", file=sys.stderr)
+    if (why := answer.disagreement()) is not None:
+        print(f"{why.text}: the next load measures this machine again (or run speclens calibrate)", file=sys.stderr)
     return 0

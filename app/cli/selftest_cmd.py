@@ -85,6 +85,7 @@ def check_decoding(args: argparse.Namespace) -> tuple[list[str], tuple]:
         )
     s = spec.summary(params.gamma)
     fs, fp = spec.finished, plain.finished
+    assert fs is not None and fp is not None  # both ran to their end
     alpha = f"{s.alpha:.3f}" if s.alpha is not None else "n/a"
     return [
         f"target: {target.name} on {target.device} ({target.kernels}), "

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def data_stats(train, val, seconds) -> dict:
-    by_source = Counter()
+    by_source: Counter[str] = Counter()
     answer = 0
     for s in train:
         by_source[s.source] += 1

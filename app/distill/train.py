@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from app.engine.feature_net import FeatureDraftModel
 
@@ -29,7 +30,7 @@ class Shared:
 
     embed: torch.Tensor
     head_rows: torch.Tensor
-    rotary: object
+    rotary: nn.Module  # the target's rotary embedding
 
 
 @dataclass
@@ -46,7 +47,9 @@ def make_batches(seqs: list[Sequence], batch_tokens: int, max_len: int, rng: ran
     order = list(range(len(seqs)))
     if shuffle:
         rng.shuffle(order)
-    batches, current, width = [], [], 0
+    batches: list[list[Sequence]] = []
+    current: list[Sequence] = []
+    width = 0
     for i in order:
         n = min(len(seqs[i].tokens), max_len)
         if current and max(width, n) * (len(current) + 1) > batch_tokens:
@@ -72,7 +75,7 @@ def collate(seqs: list[Sequence], max_len: int, device, tops: dict[int, torch.Te
         feats[i, :n] = s.feats[:n]
         weight[i, :n] = PROMPT_WEIGHT
         weight[i, s.answer_start : n] = 1.0
-        if top is not None:
+        if top is not None and tops is not None:
             top[i, :n] = tops[id(s)][:n]
     return Batch(tokens.to(device), feats.to(device).float(), weight.to(device), top.to(device) if top is not None else None)
 
@@ -120,10 +123,10 @@ def unrolled_forward(draft: FeatureDraftModel, shared: Shared, batch: Batch, unr
         feat_in = feat_in + (2 * u - 1) * noise * rms
     kv1: list[tuple[torch.Tensor, torch.Tensor]] = []
     diagonal: list[list[tuple[torch.Tensor, torch.Tensor]]] = [[] for _ in draft.layers]
-    g = None
+    g = feat_in  # the first step reads the target's features; later ones the draft's own output
     for s in range(1, unroll + 1):
         tok = _shift(tokens, s, a)
-        x = draft.inputs(shared.embed[tok].to(feat_in.dtype), feat_in if s == 1 else g)
+        x = draft.inputs(shared.embed[tok].to(feat_in.dtype), g)
         pos = (torch.arange(a, device=x.device) + s - 1).unsqueeze(0)
         cos, sin = shared.rotary(x, pos)
         cos, sin = cos.to(x.dtype), sin.to(x.dtype)
@@ -167,6 +170,7 @@ def agreement(draft, shared, batches: list[Batch], unroll: int, vocab_ids: torch
     hits = [0.0] * unroll
     seen = [0.0] * unroll
     for batch in batches:
+        assert batch.top is not None  # held-out batches carry the target's argmax
         for s, g, _, weight, a in unrolled_forward(draft, shared, batch, unroll):
             mask = weight >= 1.0  # answer positions only
             guess = vocab_ids[(g @ shared.head_rows.T).argmax(-1)]

@@ -11,7 +11,7 @@ def choose_subset(cfg, target, train, val, stop_ids) -> tuple[torch.Tensor, dict
     """FR-Spec: the K most frequent tokens in the target's own outputs; ties and unseen tokens by id (BPE
     merge order roughly follows frequency). Stop and chat-end tokens are always in."""
     vocab = target.vocab_size
-    counts = Counter()
+    counts: Counter[int] = Counter()
     for s in train:
         counts.update(s.tokens[s.answer_start :].tolist() if s.source != "text" else s.tokens.tolist())
     k = min(cfg.vocab_k, vocab)

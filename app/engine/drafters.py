@@ -3,27 +3,36 @@ model's form on static caches.
 
 A drafter proposes up to gamma tokens with the full q they were drawn from. A round calls `draft(...)`,
 verifies, then `commit(kept, features, start)` so no drafter state outlives a rejection; `static_form()`
-gives the same drafter on static caches (see static.py), or raises Unsupported.
+gives the same drafter on static caches (see static.py), or raises Unsupported; `tree_form(budget, depth)`
+the same draft proposing token trees (tree_drafters.py); `controller(...)` its live γ (policy.AutoGamma).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import torch
 
 from .kv import backend_for
+from .policy.live import AutoGamma
 from .protocols import Drafter, Unsupported
 from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
 from .static_kv import static_support
+from .tree_drafters import TREE_TOP_K, LookupTreeDrafter, ModelTreeDrafter
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
-    from .protocols import StaticBuffers, StaticStep
+    from .policy.cost import DrafterProfile, VerifyCosts
+    from .protocols import LiveController, StaticBuffers, StaticStep
 
-__all__ = ["Drafter", "ModelDrafter", "PromptLookupDrafter", "draft_chain", "unsupported_on_static"]
+__all__ = ["Drafter", "ModelDrafter", "PromptLookupDrafter", "chain_controller", "draft_chain", "unsupported_on_static"]
+
+
+def chain_controller(drafter: object, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int) -> LiveController:
+    """A chain drafter's live controller: γ re-chosen between rounds from its live α, c and verify cost."""
+    return AutoGamma(profile, verify, gamma_max)
 
 
 def unsupported_on_static(drafter: Drafter) -> Unsupported:
@@ -50,7 +59,7 @@ class ModelDrafter:
     """A causal LM sharing the target's vocabulary, drafting autoregressively with its own KV cache."""
 
     wants_features = False
-    proposes = "chain"
+    proposes: Literal["chain"] = "chain"
 
     def __init__(self, model: PreTrainedModel, name: str = "draft model") -> None:
         self.model = model
@@ -81,6 +90,15 @@ class ModelDrafter:
         if reason is not None:
             raise Unsupported(reason)
         return _StaticModelDraft(self)
+
+    def tree_form(self, budget: int, depth: int) -> ModelTreeDrafter:
+        """EAGLE-2's expansion with one pass a level, on a cache of its own."""
+        return ModelTreeDrafter(self.model, budget, depth, TREE_TOP_K, name=f"{self.name} tree", chain=self)
+
+    def chain_form(self) -> ModelDrafter:
+        return self
+
+    controller = chain_controller
 
 
 class _StaticModelDraft:
@@ -134,7 +152,7 @@ class PromptLookupDrafter:
 
     name = "prompt lookup"
     wants_features = False
-    proposes = "chain"
+    proposes: Literal["chain"] = "chain"
     models = ()  # its static form is itself: the proposal is host data, it needs no cache of its own
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 1, never: Iterable[int] = ()) -> None:
@@ -183,3 +201,12 @@ class PromptLookupDrafter:
 
     def prepare(self, buffers: StaticBuffers, prompt_len: int) -> None:
         pass
+
+    def tree_form(self, budget: int, depth: int) -> LookupTreeDrafter:
+        """Every earlier match of the context's suffix, merged into a trie."""
+        return LookupTreeDrafter(budget, depth, self.max_ngram, self.min_ngram, self.never, chain=self)
+
+    def chain_form(self) -> PromptLookupDrafter:
+        return self
+
+    controller = chain_controller

@@ -14,12 +14,16 @@ handed over.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 from torch import nn
 
-from .drafters import unsupported_on_static
+from .drafters import chain_controller, unsupported_on_static
 from .feature_net import DraftCache, FeatureDraftModel, draft_forward
+from .feature_tree import FeatureTreeDrafter
 from .sampling import DecodeParams, logits_to_probs, sample
+from .tree_drafters import TREE_TOP_K
 
 
 class FeatureDrafter:
@@ -31,7 +35,7 @@ class FeatureDrafter:
     """
 
     wants_features = True
-    proposes = "chain"
+    proposes: Literal["chain"] = "chain"
 
     def __init__(self, model: FeatureDraftModel, target, name: str = "feature draft",
                  min_confidence: float | None = None) -> None:
@@ -71,6 +75,15 @@ class FeatureDrafter:
 
     def static_form(self):
         raise unsupported_on_static(self)
+
+    def tree_form(self, budget: int, depth: int) -> FeatureTreeDrafter:
+        """EAGLE-2's expansion over the draft's own layer, sharing this drafter's cache and features."""
+        return FeatureTreeDrafter(self, budget, depth, TREE_TOP_K)
+
+    def chain_form(self) -> FeatureDrafter:
+        return self
+
+    controller = chain_controller
 
     @torch.inference_mode()
     def catch_up(self, ids: torch.Tensor, ids_list: list[int]) -> torch.Tensor | None:

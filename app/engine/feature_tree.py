@@ -9,20 +9,26 @@ target-fed positions only, and `commit` hands over the target's features of the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from .feature_drafter import FeatureDrafter
 from .feature_net import draft_tree_forward
 from .sampling import DecodeParams
 from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand
 from .tree_drafters import TreeLifecycle, draft_logprobs
 
+if TYPE_CHECKING:
+    from .feature_drafter import FeatureDrafter
+
 
 class FeatureTreeDrafter(TreeLifecycle):
     """A FeatureDrafter's state (cache, pending features) drafting trees of `budget` nodes, `depth` levels."""
 
     wants_features = True
+
+    chain: FeatureDrafter
 
     def __init__(self, drafter: FeatureDrafter, budget: int = 8, depth: int = 4, top_k: int = 4) -> None:
         self.chain = drafter

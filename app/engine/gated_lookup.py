@@ -20,11 +20,17 @@ one α for all proposed on one-token matches that lose, and held back the three-
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .drafters import PromptLookupDrafter
 from .policy.cost import AUTO_GAMMA_MAX, VerifyCosts
 from .policy.live import LIVE_WEIGHT
+from .policy.live_lookup import GatedLookupGamma
 from .policy.lookup_cost import worth_proposing
+
+if TYPE_CHECKING:
+    from .policy.cost import DrafterProfile
+    from .protocols import LiveController
 
 __all__ = ["GatedLookupDrafter", "worth_proposing"]
 
@@ -54,6 +60,10 @@ class GatedLookupDrafter(PromptLookupDrafter):
 
     def begin(self) -> None:
         self._last = None
+
+    def controller(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int) -> LiveController:
+        """γ is the longest proposal its own live α wants (policy.GatedLookupGamma)."""
+        return GatedLookupGamma(self, profile, verify, gamma_max)
 
     def _learn(self, ids_list: list[int]) -> None:
         """Update α from the last match: the context now holds the accepted prefix of what was proposed,

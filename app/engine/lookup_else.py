@@ -14,21 +14,29 @@ keeps its own γ); its cost is policy.lookup_cost; its static form lookup_else_s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 import torch
 
 from .gated_lookup import GatedLookupDrafter
 from .lookup_else_static import StaticLookupElse
-from .policy.live_lookup import DRAFT, LOOKUP, TARGET
+from .policy.live_lookup import DRAFT, LOOKUP, TARGET, LookupElseGamma
 from .protocols import Drafter, StaticDraft
+
+if TYPE_CHECKING:
+    from .policy.cost import DrafterProfile, VerifyCosts
+    from .protocols import LiveController
 
 
 class LookupElseDrafter:
     """A Drafter: the gated lookup's proposal when it has one, else `draft`'s chain of up to `draft_gamma`."""
 
-    proposes = "chain"
+    proposes: Literal["chain"] = "chain"
 
-    def __init__(self, lookup: GatedLookupDrafter, draft: Drafter, draft_gamma: int) -> None:
+    def __init__(self, lookup: GatedLookupDrafter, draft: Drafter, draft_gamma: int,
+                 lookup_profile: DrafterProfile | None = None) -> None:
         self.lookup, self.draft_with = lookup, draft
+        self.lookup_profile = lookup_profile  # prompt lookup's measured profile: where its live controller starts
         self.name = f"prompt lookup, else {draft.name}"
         self.wants_features = draft.wants_features
         self.draft_gamma = draft_gamma  # the draft's own γ, 0: off; the round's γ bounds the lookup (LookupElseGamma)
@@ -65,3 +73,15 @@ class LookupElseDrafter:
 
     def static_form(self) -> StaticDraft:
         return StaticLookupElse(self, self.draft_with.static_form())
+
+    def tree_form(self, budget: int, depth: int) -> None:
+        return None  # who proposes is decided per round, between two chains
+
+    def chain_form(self) -> LookupElseDrafter:
+        return self
+
+    def controller(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int) -> LiveController:
+        """Who proposes, and the draft's γ (policy.LookupElseGamma); `profile` is the draft's."""
+        if self.lookup_profile is None:
+            raise ValueError(f"{self.name} was made without prompt lookup's measured profile, so it has no live γ")
+        return LookupElseGamma(self, self.lookup_profile, profile, verify, gamma_max)

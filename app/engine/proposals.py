@@ -9,14 +9,16 @@ that tests it and the Verdict `decode()` emits.
   had children (a corrected token follows) or nothing (a bonus token follows). The tree itself and every
   test go into `Round.extra` as RoundEvent's `tree_*` fields.
 
-`plan` says which proposer a generation runs on which cache kind, or raises Unsupported.
+`rule_for` is the one place a generation's rounds are picked: the rule of the proposal kind the drafter
+declares, bound to what proposes on the cache kind asked for (the drafter, or its static form), or
+Unsupported with a one-line reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
@@ -28,7 +30,7 @@ from .tree_accept import TreeLayout, TreeVerdict, accept_tree, layout
 
 if TYPE_CHECKING:
     from .params import DecodeParams
-    from .protocols import AnyDrafter, CacheBackend, ChainProposer, Proposer, TreeProposer
+    from .protocols import AnyDrafter, CacheBackend, ChainProposer, ProposalKind, Proposer, TreeProposer
 
 FEATURES_NEED_A_PLAIN_HEAD = "this target's logits are not a plain head over its features; a feature draft cannot run"
 
@@ -53,17 +55,42 @@ class Outcome:
     extra: dict[str, Any]
 
 
-class Chain:
-    kind = "chain"
+class Rule(Protocol):
+    """One proposal kind's rounds, bound to a generation's proposer (None: target-only rounds)."""
 
-    def support(self, backend: CacheBackend) -> str | None:
-        return None
+    kind: ProposalKind
 
-    def propose(self, proposer: ChainProposer | None, ids: torch.Tensor, ids_list: list[int], gamma: int,
-                params: DecodeParams, vocab_size: int, device: torch.device) -> Proposal:
-        if proposer is None or gamma == 0:
+    @property
+    def proposer(self) -> Proposer | None:
+        """What proposes: the drafter or its static form; rounds commit to it."""
+        ...
+
+    def propose(self, ids: torch.Tensor, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int,
+                device: torch.device) -> Proposal:
+        """ids [L] (the context on the device) -> this round's proposal on `device`; empty when gamma is 0."""
+        ...
+
+    def accept(self, p: torch.Tensor, proposal: Proposal, generator: torch.Generator, greedy: bool,
+               before_sync: Callable[[], None]) -> Outcome:
+        """p [1 + n, V] of the verify pass -> the decision, on the host after one sync."""
+        ...
+
+    def verify_sizes(self, gammas: Iterable[int]) -> list[int]:
+        """The padded pass sizes rounds at these gammas use on static caches (what warm-up runs once each)."""
+        ...
+
+
+class ChainRule:
+    kind: ProposalKind = "chain"
+
+    def __init__(self, proposer: ChainProposer | None) -> None:
+        self.proposer = proposer
+
+    def propose(self, ids: torch.Tensor, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int,
+                device: torch.device) -> Proposal:
+        if self.proposer is None or gamma == 0:
             return Proposal(ids.new_empty(0), torch.empty(0, vocab_size, device=device))
-        x, q = proposer.draft(ids, ids_list, gamma, params, vocab_size)
+        x, q = self.proposer.draft(ids, ids_list, gamma, params, vocab_size)
         return Proposal(x.to(device), q.to(device))
 
     def accept(self, p: torch.Tensor, proposal: Proposal, generator: torch.Generator, greedy: bool,
@@ -72,20 +99,19 @@ class Chain:
         verdict = accept(p, proposal.q, proposal.x, generator, greedy, before_sync=before_sync)
         return Outcome(verdict, tuple(range(verdict.n_accepted)), {})
 
-    def verify_sizes(self, proposer: Any, gammas: Iterable[int]) -> list[int]:
-        """The padded pass sizes rounds at these gammas use on static caches (what warm-up runs once each)."""
+    def verify_sizes(self, gammas: Iterable[int]) -> list[int]:
         return sorted({1} | {verify_size(g + 1) for g in gammas})  # 1: target-only rounds
 
 
 class TreeRule:
-    kind = "tree"
+    kind: ProposalKind = "tree"
 
-    def support(self, backend: CacheBackend) -> str | None:
-        return backend.tree_support()
+    def __init__(self, proposer: TreeProposer) -> None:
+        self.proposer = proposer
 
-    def propose(self, proposer: TreeProposer | None, ids: torch.Tensor, ids_list: list[int], gamma: int,
-                params: DecodeParams, vocab_size: int, device: torch.device) -> Proposal:
-        tree = proposer.draft_tree(ids, ids_list, gamma, params, vocab_size) if proposer is not None and gamma else EMPTY
+    def propose(self, ids: torch.Tensor, ids_list: list[int], gamma: int, params: DecodeParams, vocab_size: int,
+                device: torch.device) -> Proposal:
+        tree = self.proposer.draft_tree(ids, ids_list, gamma, params, vocab_size) if gamma else EMPTY
         lay = layout(tree, device)  # before the pass: on a GPU its copies then need no second sync
         return Proposal(lay.tokens, tree=tree, layout=lay)
 
@@ -96,33 +122,26 @@ class TreeRule:
         tv = accept_tree(p, tree, generator, greedy, proposal.layout, before_sync=before_sync)
         return Outcome(as_chain(tree, tv), tv.path, tree_fields(tree, tv))
 
-    def verify_sizes(self, proposer: Any, gammas: Iterable[int]) -> list[int]:
+    def verify_sizes(self, gammas: Iterable[int]) -> list[int]:
         """Every padded size a tree of up to the proposer's budget can need (a lookup trie may be smaller)."""
-        top = verify_size(min(proposer.budget, PADDED_SIZES[-1] - 1) + 1)
+        top = verify_size(min(self.proposer.budget, PADDED_SIZES[-1] - 1) + 1)
         return [s for s in PADDED_SIZES if s <= top]
 
 
-Rule = Chain | TreeRule
-CHAIN, TREE = Chain(), TreeRule()
-RULES: dict[str, Rule] = {"chain": CHAIN, "tree": TREE}
-
-
-def rule_of(drafter: AnyDrafter | None) -> Rule:
-    """The proposal kind a drafter declares (target-only rounds are chain rounds without drafts)."""
-    return RULES[drafter.proposes] if drafter is not None else CHAIN
-
-
-def plan(rule: Rule, backend: CacheBackend, drafter: AnyDrafter | None, static: bool) -> Proposer | None:
-    """What `rule`'s rounds ask to propose (the drafter, or its static form) in a generation on `backend`'s
-    target; Unsupported (one line) where the target or the drafter cannot run it."""
-    reason = rule.support(backend)
-    if reason is None and drafter is not None and drafter.wants_features and not backend.splits_head():
+def rule_for(drafter: AnyDrafter | None, backend: CacheBackend, static: bool) -> Rule:
+    """The rounds of a generation with `drafter` (None: target-only) on `backend`'s target, on static caches
+    or not: the rule of the proposal kind the drafter declares, bound to the drafter or its static form.
+    Unsupported (one line) where the target or the drafter cannot run them."""
+    if drafter is None:
+        return ChainRule(None)
+    reason = backend.tree_support() if drafter.proposes == "tree" else None
+    if reason is None and drafter.wants_features and not backend.splits_head():
         reason = FEATURES_NEED_A_PLAIN_HEAD
     if reason is not None:
         raise Unsupported(reason)
-    if drafter is None or not static:
-        return drafter
-    return drafter.static_form()
+    if drafter.proposes == "tree":  # the proposal kind the drafter declares
+        return TreeRule(drafter.static_form() if static else drafter)
+    return ChainRule(drafter.static_form() if static else drafter)
 
 
 def kept_features(hidden: torch.Tensor, m: int, path: Sequence[int]) -> torch.Tensor:

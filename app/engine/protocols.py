@@ -1,9 +1,11 @@
 """Every interface of the engine, in one place: what a drafter proposes, what a round returns, what a cache
 backend offers, and what a live γ controller exposes.
 
-A drafter only proposes: a chain (`Drafter`) or a token tree (`TreeDrafter`), declared by `proposes`.
-It never names the code that runs its rounds; runner.RUNNERS picks that from the proposal kind and the
-cache kind. Its form on static caches (`static_form`) is a `StaticDraft` / `StaticTreeDraft`, or it
+A drafter only proposes: a chain (`Drafter`) or a token tree (`TreeDrafter`), declared by `proposes`. It
+describes itself: its tree form (a chain's, `tree_form`), its chain form (`chain_form`), its form on static
+caches (`static_form`) and its live γ controller (`controller`), so nothing asks what kind of drafter it is.
+It never names the code that runs its rounds; proposals.rule_for picks that from the proposal kind (and the
+runner the cache from the cache kind). Its form on static caches (`static_form`) is a `StaticDraft` / `StaticTreeDraft`, or it
 raises `Unsupported` with a one-line reason.
 
 A `CacheBackend` is every model call and KV-cache operation the engine makes on one model (a target,
@@ -158,6 +160,15 @@ class _Lifecycle(Protocol):
         """Forget everything: a new sequence starts."""
         ...
 
+    def chain_form(self) -> Drafter | None:
+        """The chain this drafter proposes as its one best path: a chain drafter itself, a tree drafter the
+        chain it was made from (None when it was built as a tree)."""
+        ...
+
+    def controller(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int) -> LiveController:
+        """Its live γ controller (app/engine/policy), starting from the profile measured for it at load."""
+        ...
+
 
 class Drafter(_Lifecycle, ChainProposer, Protocol):
     """Proposes up to gamma tokens with the full q they were drawn from."""
@@ -166,6 +177,11 @@ class Drafter(_Lifecycle, ChainProposer, Protocol):
 
     def static_form(self) -> StaticDraft:
         """This drafter on static caches; raises Unsupported (one line) where it cannot run there."""
+        ...
+
+    def tree_form(self, budget: int, depth: int) -> TreeDrafter | None:
+        """The same draft proposing token trees of `budget` nodes and `depth` levels, sharing its model (and a
+        feature draft its state); None for a drafter with no tree form."""
         ...
 
 

@@ -25,7 +25,7 @@ import torch
 
 from .clock import Clock
 from .kv import backend_for, context_limit, sync
-from .proposals import plan, rule_of
+from .proposals import rule_for
 from .protocols import Unsupported, Verified
 from .static_kv import (
     MIN_CAPACITY,
@@ -86,7 +86,7 @@ class StaticDecoder:
     def supports(self, drafter: AnyDrafter | None) -> str | None:
         """None when `drafter` (None: target-only) can run on the static path, else a one-line reason."""
         try:
-            form = plan(rule_of(drafter), backend_for(self.target), drafter, static=True)
+            form = rule_for(drafter, backend_for(self.target), static=True).proposer
         except Unsupported as refused:
             return str(refused)
         for model in getattr(form, "models", ()) if self.compile else ():
@@ -105,10 +105,9 @@ class StaticDecoder:
         """
         start = time.perf_counter()
         gammas = range(1, gammas + 1) if isinstance(gammas, int) else gammas
-        rule = rule_of(drafter)
-        proposer = plan(rule, backend_for(self.target), drafter, static=True)
-        sizes = rule.verify_sizes(proposer, gammas)
-        cache = self.begin([0] * 4, proposer, False, sizes[-1] + 4)
+        rule = rule_for(drafter, backend_for(self.target), static=True)
+        sizes = rule.verify_sizes(gammas)
+        cache = self.begin([0] * 4, rule.proposer, False, sizes[-1] + 4)
         drafts = [cache.static_model(m) for m in cache.form_models]
         total = len(sizes) + len(drafts)
         for done, size in enumerate(sizes):

@@ -3,18 +3,20 @@
 Each is a protocols.TreeDrafter: the Drafter lifecycle with `draft_tree(ids, ids_list, depth, params,
 vocab_size) -> Tree` per round; it drafts the same on static caches (its static form is itself: a draft
 model keeps its own dynamic cache). `budget` (nodes) and `depth` (the most levels; a round asks for at
-most gamma) are plain attributes a sizing policy may set. (The feature draft's tree is
-feature_tree.FeatureTreeDrafter.)
+most gamma) are plain attributes a sizing policy may set. A chain drafter makes its tree form (its
+`tree_form`), which keeps that chain as its `chain_form()`; its live controller keeps the tree's measured
+size (policy.TreeSize). (The feature draft's tree is feature_tree.FeatureTreeDrafter.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import torch
 
 from .kv import backend_for
+from .policy.live import TreeSize
 from .sampling import DecodeParams, fit_vocab
 from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand, lookup_tree, union
@@ -22,16 +24,26 @@ from .tree_draft import expand, lookup_tree, union
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
-    from .protocols import StaticBuffers
+    from .policy.cost import DrafterProfile, VerifyCosts
+    from .protocols import Drafter, LiveController, StaticBuffers
+
+# Children per frontier node and frontier width of a tree form's expansion (EAGLE-2 uses 10). The trained
+# draft on chat-heldout at T = 0, 16 nodes: 1.88 tokens a round at 4, 1.95 at 8, 1.99 at 10, 2.00 at 12 (the
+# chain γ 4: 1.47); tree_draft.expand prunes what a small budget cannot keep, so width costs little.
+TREE_TOP_K = 10
 
 
 class TreeLifecycle:
     """What every tree drafter shares: it proposes trees, has no random stream of its own (a tree is
-    deterministic), and drafts on static caches as on dynamic ones."""
+    deterministic), drafts on static caches as on dynamic ones, keeps the chain it was made from (None when
+    built as a tree) and keeps its measured size live (policy.TreeSize)."""
 
     wants_features = False
-    proposes = "tree"
+    proposes: Literal["tree"] = "tree"
     models = ()  # no static cache of its own
+    chain: Drafter | None = None
+    budget: int
+    depth: int
 
     def seed(self, seed: int) -> None:
         pass
@@ -42,6 +54,12 @@ class TreeLifecycle:
     def prepare(self, buffers: StaticBuffers, prompt_len: int) -> None:
         pass  # decode() began the drafter; a feature draft's prompt features come with the first round
 
+    def chain_form(self) -> Drafter | None:
+        return self.chain
+
+    def controller(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int) -> LiveController:
+        return TreeSize(profile, verify, self.budget, self.depth)
+
 
 class LookupTreeDrafter(TreeLifecycle):
     """Every earlier match of the context's suffix, merged into a trie (tree_draft.lookup_tree)."""
@@ -49,9 +67,10 @@ class LookupTreeDrafter(TreeLifecycle):
     name = "prompt lookup tree"
 
     def __init__(self, budget: int = 8, depth: int = 4, max_ngram: int = 3, min_ngram: int = 1,
-                 never: Iterable[int] = ()) -> None:
+                 never: Iterable[int] = (), chain: Drafter | None = None) -> None:
         self.budget, self.depth, self.max_ngram, self.min_ngram = budget, depth, max_ngram, min_ngram
         self.never = frozenset(never)  # tokens it never proposes (drafters.PromptLookupDrafter)
+        self.chain = chain
 
     def begin(self) -> None:
         pass
@@ -80,9 +99,10 @@ class ModelTreeDrafter(TreeLifecycle):
     """
 
     def __init__(self, model: PreTrainedModel, budget: int = 8, depth: int = 4, top_k: int = 4,
-                 name: str = "draft model tree") -> None:
+                 name: str = "draft model tree", chain: Drafter | None = None) -> None:
         self.model = model
         self.name = name
+        self.chain = chain
         self.budget, self.depth, self.top_k = budget, depth, top_k
         self.backend = backend_for(model)
         self.device = self.backend.device
@@ -144,6 +164,17 @@ class UnionTreeDrafter(TreeLifecycle):
     def budget(self, nodes: int) -> None:
         share = round(nodes * self.first.budget / max(self.budget, 1))
         self.first.budget, self.second.budget = share, nodes - share
+
+    @property
+    def depth(self) -> int:
+        return max(self.first.depth, self.second.depth)
+
+    @depth.setter
+    def depth(self, levels: int) -> None:
+        self.first.depth = self.second.depth = levels
+
+    def chain_form(self) -> Drafter | None:
+        return self.first.chain_form()
 
     def seed(self, seed: int) -> None:
         self.first.seed(seed)

@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -31,18 +31,19 @@ class GuiOptions:
 
 def application(argv: list[str] | None = None) -> QApplication:
     """The one QApplication (created on first call), named so QSettings and the OS know it."""
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(argv or [APP_NAME])
-        app.setApplicationName(APP_NAME)
-        app.setApplicationVersion(__version__)
-        app.setOrganizationName(APP_NAME)
-        icon = resource_path("icons", "speclens.svg")
-        if icon.is_file():
-            app.setWindowIcon(QIcon(str(icon)))
-        from . import i18n
+    running = QApplication.instance()
+    if running is not None:
+        return cast(QApplication, running)  # the window's process makes a QApplication, never a core one
+    app = QApplication(argv or [APP_NAME])
+    app.setApplicationName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName(APP_NAME)
+    icon = resource_path("icons", "speclens.svg")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
+    from . import i18n
 
-        i18n.install(app)  # before any widget reads its texts
+    i18n.install(app)  # before any widget reads its texts
     return app
 
 

@@ -5,6 +5,7 @@ through the answer flow."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
@@ -16,20 +17,39 @@ from .answer_header import draft_name, target_header
 from .answer_recorder import remove_recordings
 from .worker import GenerationRequest
 
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from app.history import HistoryStore
+    from app.session import ChatModel, Conversation
+
+    from .answer_flow import AnswerFlow
+    from .controls import ControlsPanel
+    from .live_stats import LiveStats
+    from .queued_question import QueuedQuestion
+    from .recording_flow import RecordingFlow
+    from .round_gate import RoundGate
+    from .status import WindowStatus
+    from .token_details import TokenDetails
+    from .worker import GenerationWorker
+
 BASELINE_STEPS = 6  # target-only steps timed before a message, for the measured speedup
 BASELINE_EVERY = 4  # re-measure every this many messages (prompt length and machine load drift)
 
 
 class ChatFlow(QObject):
-    """Handed the conversation, the chat model, the history store and the status sink; the answer flow a typed
-    answer streams through; the queued question; the widgets it reads and drives (the input box, the
-    decoding controls, the round gate, the token inspector); the recordings, which replay an answer; and the
-    engine's worker, which decodes."""
+    """What the user does to the chat; each collaborator is named where it is handed over."""
 
     _generate = Signal(object)  # queued into the engine thread, where the worker lives
 
-    def __init__(self, conversation, model, store, status, answers, queued, input_box, controls, round_gate,
-                 details, recordings, stats, worker, parent=None) -> None:
+    def __init__(self, *, conversation: Conversation, model: ChatModel, store: HistoryStore, status: WindowStatus,
+                 answers: AnswerFlow, queued: QueuedQuestion, input_box: QPlainTextEdit, controls: ControlsPanel,
+                 round_gate: RoundGate, details: TokenDetails, recordings: RecordingFlow, stats: LiveStats,
+                 worker: GenerationWorker, parent: QObject | None = None) -> None:
+        """answers: the flow a typed answer streams through; queued: the question held while models load;
+        controls: the decoding controls an answer reads every round; round_gate: the step-through's pause;
+        details: the token inspector; recordings: which replay an answer; stats: the live statistics (whose
+        baseline step an answer reuses); worker: the engine's, which decodes."""
         super().__init__(parent)
         self.conversation, self.model, self.store, self.status = conversation, model, store, status
         self.answers, self.queued, self.recordings, self.stats = answers, queued, recordings, stats
@@ -81,25 +101,24 @@ class ChatFlow(QObject):
 
     def _answer(self) -> None:
         """A live answer to the conversation so far."""
-        model, turns = self.model, self.conversation.turns()
+        model, target, turns = self.model, self.model.target, self.conversation.turns()
+        assert target is not None  # send and regenerate answer only with a pair loaded
         try:
-            input_ids = model.target.encode_chat(turns)
+            input_ids = target.encode_chat(turns)
         except Exception as exc:  # a template that rejects the turns is the model's problem, not a crash
             self.status.show_banner(self.tr("The chat template failed: {0}").format(exc))
             return
         cancel = threading.Event()
-        source = AnswerSource(LIVE, target_header(model.target.name, model.target.kernels), draft_name(model.drafter),
-                              self.controls.params, cancel, turns=turns)
         measure = self.stats.baseline_step is None or self.messages_since_baseline >= BASELINE_EVERY
         self.messages_since_baseline = 0 if measure else self.messages_since_baseline + 1
-        params = self.round_gate.wrap(self.controls.params, cancel)  # pausable between rounds
-        auto = model.auto
-        if auto is not None and not measure and self.stats.baseline_step:
-            auto.observe_step(self.stats.baseline_step)  # the chat's step, for a controller made since it was timed
-        request = GenerationRequest(model.target, input_ids, model.drafter, params, cancel,
-                                    baseline_steps=BASELINE_STEPS if measure else 0, static=model.static,
-                                    observe=auto.observe if auto is not None else None,
-                                    observe_step=auto.observe_step if auto is not None else None)
+        # The controls read every round, with the pair's live γ while γ is on auto; a step timed earlier in this
+        # chat is told to a controller made since.
+        answer = model.answer(self.controls.params, gamma_auto=self.controls.gamma_is_auto,
+                              step=None if measure else self.stats.baseline_step)
+        source = AnswerSource(LIVE, target_header(target.name, target.kernels), draft_name(model.drafter),
+                              answer.params, cancel, turns=turns)
+        request = GenerationRequest(answer, input_ids, cancel, baseline_steps=BASELINE_STEPS if measure else 0,
+                                    gate=self.round_gate)  # pausable between rounds
         self.answers.begin(source)
         self.status.say(self.tr("Timing target-only steps …") if measure else self.tr("Generating …"))
         self._generate.emit(request)

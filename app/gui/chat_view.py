@@ -203,7 +203,7 @@ class ChatView(QTextBrowser):
         small = QTextCharFormat(muted)
         small.setFontPointSize(max(self.font().pointSizeF() * 0.85, 7))
         cursor.insertText(" · ".join(parts), small)
-        actions = ("copy", "regenerate") if index == len(self.conversation.messages) - 1 else ("copy",)
+        actions: tuple[str, ...] = ("copy", "regenerate") if index == len(self.conversation.messages) - 1 else ("copy",)
         if st.get("recording"):
             actions += ("replay",)
         self._insert_actions(cursor, index, actions, small, new_block=False)
@@ -274,7 +274,7 @@ class ChatView(QTextBrowser):
             it += 1
         return text, tip
 
-    def statuses_shown(self, index: int) -> list[tuple[str, str]]:
+    def statuses_shown(self, index: int) -> list[tuple[str, str | None]]:
         """(text, status read back from its format) per shown token of message `index`: what the
         document holds, so tests check the display rather than the stored records. Tokens that are
         only line breaks are left out: they have no glyph to colour."""

@@ -1,11 +1,10 @@
 """Live decoding controls and the model pickers. The decode parameters are kept as one frozen
-DecodeParams, replaced on every change, so the engine thread reads a consistent snapshot each round."""
+DecodeParams, replaced on every change, so the engine thread reads a consistent snapshot each round; γ on
+auto is the live controller's, which the answer (app/session/answer_loop.py) reads, not this widget."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -20,14 +19,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.engine.params import GAMMA_LIMIT, DecodeParams
-from app.engine.policy import AUTO_GAMMA_START
 from app.models import AUTO, NO_DRAFT, list_catalog
-from app.models.catalog import SELF_DRAFT_KINDS
+from app.models.catalog import DRAFTER
+from app.session.chat_params import CHAT_PARAMS
+
+from .settings import AUTO_GAMMA
 
 BROWSE_DIR = "Browse folder…"
 BROWSE_GGUF = "Browse .gguf file…"
 TRAINED_ROLE = Qt.ItemDataRole.UserRole + 1  # marks the trained-draft entries of the draft picker
-AUTO_GAMMA = 0  # the γ spin box's special value: re-chosen every round from live measurements
 
 
 class ControlsPanel(QWidget):
@@ -38,8 +38,7 @@ class ControlsPanel(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self._params = DecodeParams(temperature=0.7)
-        self._auto = None
+        self._params = CHAT_PARAMS
         self._gamma_auto = True
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
@@ -61,11 +60,12 @@ class ControlsPanel(QWidget):
         self.gamma.setSpecialValueText(self.tr("auto"))
         self.gamma.setToolTip(self.tr("draft length γ per round; auto re-chooses it every round from the "
                                       "measured acceptance, draft cost and verify cost"))
-        self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.05, decimals=2, value=0.7,
-                                          toolTip=self.tr("0 = greedy"))
-        self.top_k = QSpinBox(minimum=0, maximum=100000, value=0, specialValueText=self.tr("off"))
-        self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2, value=1.0)
-        self.max_new = QSpinBox(minimum=1, maximum=8192, value=256, singleStep=32)
+        start = CHAT_PARAMS
+        self.temperature = QDoubleSpinBox(minimum=0.0, maximum=2.0, singleStep=0.05, decimals=2,
+                                          value=start.temperature, toolTip=self.tr("0 = greedy"))
+        self.top_k = QSpinBox(minimum=0, maximum=100000, value=start.top_k, specialValueText=self.tr("off"))
+        self.top_p = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.05, decimals=2, value=start.top_p)
+        self.max_new = QSpinBox(minimum=1, maximum=8192, value=start.max_new_tokens, singleStep=32)
         seed_row = QHBoxLayout()
         self.seed_on = QCheckBox(self.tr("fixed"))
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0, enabled=False)
@@ -97,26 +97,20 @@ class ControlsPanel(QWidget):
         box.addWidget(self.compile)
         layout.addWidget(engine)
 
-        for spin in (self.gamma, self.top_k, self.max_new, self.seed):
-            spin.valueChanged.connect(self._update)
-        for spin in (self.temperature, self.top_p):
-            spin.valueChanged.connect(self._update)
+        for whole in (self.gamma, self.top_k, self.max_new, self.seed):
+            whole.valueChanged.connect(self._update)
+        for real in (self.temperature, self.top_p):
+            real.valueChanged.connect(self._update)
         self.seed_on.toggled.connect(self._update)
 
     def params(self) -> DecodeParams:
-        """The engine's params callable: a snapshot, safe to call from the engine thread. With γ on
-        auto and a live controller installed, γ is the controller's choice for the next round."""
-        auto = self._auto
-        if auto is not None and self._gamma_auto:
-            return replace(self._params, gamma=auto.gamma())
+        """The controls as one snapshot, safe to call from the engine thread; with γ on auto its γ is the
+        start value, which an answer replaces with its live controller's."""
         return self._params
 
-    def set_auto_gamma(self, auto) -> None:
-        """The live γ controller (app.engine.policy.AutoGamma) of the loaded drafter, or None."""
-        self._auto = auto
-
     def gamma_is_auto(self) -> bool:
-        return self.gamma.value() == AUTO_GAMMA
+        """γ is on auto (a snapshot, safe to read from the engine thread)."""
+        return self._gamma_auto
 
     def hand_gamma(self) -> int | None:
         """The hand-set γ; None while γ is on auto (the chat model's gamma_max takes that)."""
@@ -126,7 +120,7 @@ class ControlsPanel(QWidget):
         gamma = self.gamma.value()
         self._gamma_auto = gamma == AUTO_GAMMA
         self._params = DecodeParams(
-            gamma=AUTO_GAMMA_START if gamma == AUTO_GAMMA else gamma, temperature=self.temperature.value(), top_k=self.top_k.value(),
+            gamma=CHAT_PARAMS.gamma if gamma == AUTO_GAMMA else gamma, temperature=self.temperature.value(), top_k=self.top_k.value(),
             top_p=self.top_p.value(), max_new_tokens=self.max_new.value(),
             seed=self.seed.value() if self.seed_on.isChecked() else None,
         )
@@ -134,13 +128,12 @@ class ControlsPanel(QWidget):
     def _fill_pickers(self) -> None:
         """Targets and drafts from the models catalog (embedded, self-drafts, the local hub cache)."""
         self.draft.addItem(self.tr("auto (fastest measured on this machine)"), AUTO)
-        # the catalog (no Qt) names these two in English; they are the GUI's to translate
-        worded = {"self-draft": self.tr("reduced-precision copy of the target"),
-                  "prompt-lookup": self.tr("prompt lookup (n-grams from the prompt)")}
         for entry in list_catalog():
-            if entry.kind not in SELF_DRAFT_KINDS:
+            if entry.kind != DRAFTER:
                 self.target.addItem(entry.name, entry.spec)
-            self.draft.addItem(worded.get(entry.kind, entry.name), entry.spec)
+            # a registry's drafter title (English, no Qt there) is translated in its context
+            name = QCoreApplication.translate("Drafters", entry.name) if entry.kind == DRAFTER else entry.name
+            self.draft.addItem(name, entry.spec)
         self.draft.addItem(self.tr("none (target only)"), NO_DRAFT)
         for combo in (self.target, self.draft):
             combo.insertSeparator(combo.count())

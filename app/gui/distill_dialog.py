@@ -98,10 +98,10 @@ class DistillDialog(QDialog):
         layout.addLayout(form)
         self.phase = QLabel(self.tr("Not started"))
         self.bar = QProgressBar(maximum=1000)
-        self.result = QLabel(wordWrap=True)
+        self.outcome = QLabel(wordWrap=True)
         layout.addWidget(self.phase)
         layout.addWidget(self.bar)
-        layout.addWidget(self.result)
+        layout.addWidget(self.outcome)
         buttons = QHBoxLayout()
         self.start_button = QPushButton(self.tr("Train"), objectName="primary")
         self.cancel_button = QPushButton(self.tr("Cancel training"), enabled=False)
@@ -135,7 +135,7 @@ class DistillDialog(QDialog):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.use_button.setEnabled(False)
-        self.result.setText("")
+        self.outcome.setText("")
         self.phase.setText(self.tr("Waiting for the engine …"))
         self.run_requested.emit((self.config(), self.target, self.cancel))
 
@@ -162,11 +162,11 @@ class DistillDialog(QDialog):
             fmt = lambda x: "?" if x is None else f"{x:.2f}"  # noqa: E731
             state = self.tr("Stopped early; the best checkpoint was kept.") if report.get("cancelled") else \
                 self.tr("Done.")
-            self.result.setText(self.tr("{0} α {1} (greedy), {2} (T = 0.7), c {3}. Saved in {4}").format(
+            self.outcome.setText(self.tr("{0} α {1} (greedy), {2} (T = 0.7), c {3}. Saved in {4}").format(
                 state, fmt(s.get("alpha_greedy")), fmt(s.get("alpha_sampled")), fmt(s.get("c")), path))
             self.use_button.setEnabled(True)
         else:
-            self.result.setText(self.tr("Cancelled before a checkpoint was written; nothing was saved."))
+            self.outcome.setText(self.tr("Cancelled before a checkpoint was written; nothing was saved."))
         self.phase.setText(self.tr("Finished"))
 
     def on_failed(self, message: str) -> None:
@@ -174,7 +174,7 @@ class DistillDialog(QDialog):
         self.start_button.setEnabled(True)
         self.cancel_button.setEnabled(False)
         self.phase.setText(self.tr("Failed"))
-        self.result.setText(message)
+        self.outcome.setText(message)
 
     def _use(self) -> None:
         if self.report and self.report.get("out"):

@@ -9,27 +9,31 @@ offscreen platform, have no CJK font), registered before any widget exists.
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QLocale, QSettings, QTranslator
+from PySide6.QtCore import QCoreApplication, QLocale, QTranslator
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication
 
-from app.paths import resource_path, user_data_dir
+from app.paths import resource_path
+
+from .settings import Settings
 
 LANGUAGES = ("system", "en", "zh_CN")  # stored values; "system" follows the OS locale
 TRANSLATED = ("zh_CN",)
 CJK_FONT = ("fonts", "NotoSansSC-SpecLens.otf")
-SETTING = "language"
+# What install() set up on the one QApplication: its translator, the CJK subset's families, the font before them
+_installed: dict[str, Any] = {}
 
 
 def stored_choice() -> str:
     """The language chosen in View → Language ("system" when never chosen)."""
-    value = str(QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat).value(SETTING, "system"))
+    value = Settings().language
     return value if value in LANGUAGES else "system"
 
 
 def store_choice(choice: str) -> None:
-    QSettings(str(user_data_dir() / "settings.ini"), QSettings.Format.IniFormat).setValue(SETTING, choice)
+    Settings().language = choice
 
 
 def resolve(choice: str | None = None) -> str:
@@ -44,10 +48,9 @@ def resolve(choice: str | None = None) -> str:
 def install(app: QApplication, choice: str | None = None) -> str:
     """Load the translation for the resolved language into app (once); returns the language used."""
     language = resolve(choice)
-    old = getattr(app, "_speclens_translator", None)
+    old = _installed.pop("translator", None)
     if old is not None:
         app.removeTranslator(old)
-        app._speclens_translator = None
     register_fonts(app, language)
     if language == "en":
         return language
@@ -55,22 +58,20 @@ def install(app: QApplication, choice: str | None = None) -> str:
     if not translator.load(str(resource_path("i18n", f"speclens_{language}.qm"))):
         return "en"  # a missing translation leaves the English UI, never a broken one
     app.installTranslator(translator)
-    app._speclens_translator = translator
+    _installed["translator"] = translator
     return language
 
 
 def register_fonts(app: QApplication, language: str) -> None:
     """Register the CJK subset and, for Chinese, put it first in the application font's families."""
-    families = getattr(app, "_speclens_cjk_families", None)
+    families = _installed.get("cjk_families")
     if families is None:
         path = resource_path(*CJK_FONT)
         font_id = QFontDatabase.addApplicationFont(str(path)) if path.is_file() else -1
-        families = QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else []
-        app._speclens_cjk_families = families
-    if not hasattr(app, "_speclens_base_font"):
-        app._speclens_base_font = app.font()
+        families = _installed["cjk_families"] = QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else []
+    base_font = _installed.setdefault("base_font", app.font())
     if not families or language == "en":
-        app.setFont(app._speclens_base_font)  # Qt's fallback still finds the subset for 简体中文 in a menu
+        app.setFont(base_font)  # Qt's fallback still finds the subset for 简体中文 in a menu
         return
     font = app.font()
     base = [f for f in font.families() if f not in families] or [font.family()]

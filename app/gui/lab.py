@@ -137,11 +137,8 @@ class ChainLab(LabTab):
         if n == 0:
             zeros = [0.0] * self.counts.vocab
             return zeros, zeros, zeros, zeros
-        out = []
-        for counts in (self.counts.correct, self.counts.wrong):
-            shares = [c / n for c in counts]
-            out += [shares, [Z95 * math.sqrt(s * (1 - s) / n) for s in shares]]
-        return tuple(out)
+        correct, wrong = ([c / n for c in counts] for counts in (self.counts.correct, self.counts.wrong))
+        return correct, _band(correct, n), wrong, _band(wrong, n)
 
     def figures(self):
         return figures(self.p(), self.q(), self.gamma.value(), self.cost.value())
@@ -180,3 +177,8 @@ class ChainLab(LabTab):
             "<span style='color:{1}'>■</span> wrong rule (resample from p) &nbsp; "
             "— p (the target) &nbsp; - - the wrong rule's law &nbsp; I 95% band · first token of each round, decided by "
             "the engine's own acceptance code").format(P_COLOR, WRONG_COLOR))
+
+
+def _band(shares: list[float], rounds: int) -> list[float]:
+    """The 95% half-width of each share of `rounds` rounds (normal approximation)."""
+    return [Z95 * math.sqrt(s * (1 - s) / rounds) for s in shares]

@@ -5,6 +5,8 @@ that simulates rounds while Run is down. A tab adds its controls and plot items 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (
@@ -46,16 +48,16 @@ class DistributionEditor(QWidget):
             spin.valueChanged.connect(lambda value, s=spin: self._changed(s, value))
             layout.addWidget(spin)
             self.spins.append(spin)
-        self.size = len(values)
+        self.tokens = len(values)
         self.set_values(values)
         self.on_change = lambda: None
 
     def set_values(self, values) -> None:
-        self.size = len(values)
+        self.tokens = len(values)
         for i, spin in enumerate(self.spins):
             spin.blockSignals(True)
-            spin.setValue(values[i] if i < self.size else 0.0)
-            spin.setVisible(i < self.size)
+            spin.setValue(values[i] if i < self.tokens else 0.0)
+            spin.setVisible(i < self.tokens)
             spin.blockSignals(False)
         self._values = [float(v) for v in values]
 
@@ -69,7 +71,7 @@ class DistributionEditor(QWidget):
 
     def _changed(self, spin, value: float) -> None:
         i = self.spins.index(spin)
-        others = [k for k in range(self.size) if k != i]
+        others = [k for k in range(self.tokens) if k != i]
         rest = sum(self._values[k] for k in others)
         new = list(self._values)
         new[i] = value
@@ -83,6 +85,17 @@ class LabTab(QWidget):
     """One tab's frame. A tab names its parts (set_titles), adds its controls (add_controls) and its items to
     `out_plot`, and provides simulate(rounds), reset_counts() and _inputs_changed(); `counts.rounds` stops
     Run at MAX_ROUNDS."""
+
+    counts: Any  # the tab's running totals (app.engine.toy.ToyCounts, toy_tree.TreeCounts)
+
+    def simulate(self, rounds: int) -> None:
+        raise NotImplementedError
+
+    def reset_counts(self) -> None:
+        raise NotImplementedError
+
+    def _inputs_changed(self) -> None:
+        raise NotImplementedError
 
     def __init__(self, colors: Colors, p, q, *, min_vocab: int, side_width: int, parent=None) -> None:
         super().__init__(parent)

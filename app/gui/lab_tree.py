@@ -134,7 +134,7 @@ class TreeLab(LabTab):
     def _refresh(self) -> None:
         p, q, f, cands = self.p(), self.q(), self.figures(), self.candidates()
         xs = list(range(len(p)))
-        order = {}
+        order: dict[int, list[str]] = {}
         for rank, x in enumerate(cands):
             order.setdefault(x, []).append(f"#{rank + 1}")
         ticks = [[(i, NAMES[i] + (" " + " ".join(order[i]) if i in order else "")) for i in xs]]

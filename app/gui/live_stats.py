@@ -96,6 +96,17 @@ class LiveStats:
         rounds that proposed (app.engine.stats.answer_speedup)."""
         return answer_speedup(self.message.rounds, self.message.alpha, self.baseline_step)
 
+    def throughput_series(self) -> tuple[list[int], list[float]]:
+        """Tokens per second of the current message after each round but the prefill one: x = tokens so far."""
+        xs, ys, tokens, seconds = [], [], 0, 0.0
+        for r in self.message.rounds[1:]:
+            tokens += r.emitted
+            seconds += r.draft_time + r.verify_time
+            if seconds > 0:
+                xs.append(tokens)
+                ys.append(tokens / seconds)
+        return xs, ys
+
     def tokens_per_second(self) -> float | None:
         rounds = self.message.rounds[1:] or self.message.rounds
         seconds = sum(r.draft_time + r.verify_time for r in rounds)

@@ -13,18 +13,27 @@ loading and decoding never overlap and the GUI thread never runs a forward pass.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings, Qt, QThread
-from PySide6.QtGui import QAction, QGuiApplication
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QThread
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QLineEdit,
+    QMainWindow,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+)
 
 from app.history import HistoryError, HistoryStore
-from app.paths import user_data_dir
 from app.session import ChatModel, Conversation, State
 
 from . import i18n, theme, window_settings
 from .answer_flow import AnswerFlow
 from .answer_recorder import AnswerRecorder
+from .app import application
 from .chat_flow import ChatFlow
 from .compile_flow import CompileFlow
 from .distill_dialog import DistillWorker
@@ -40,11 +49,27 @@ from .race_flow import RaceFlow
 from .recording_flow import RecordingFlow
 from .send_buttons import SendButtons
 from .serve_flow import ServeFlow
+from .settings import BASE_FONT_PT, Settings
 from .speculation_offer import SpeculationOffer
 from .training_flow import TrainingFlow
 from .window_layout import build_widgets
-from .window_settings import BASE_FONT_PT, STEP_PX
+from .window_settings import STEP_PX
 from .worker import GenerationWorker
+
+if TYPE_CHECKING:
+    from .chat_view import ChatView
+    from .controls import ControlsPanel
+    from .conversations import ConversationsPanel
+    from .lab import LabWindow
+    from .legend import Legend
+    from .playback_bar import PlaybackBar
+    from .plots import PlotsPanel
+    from .queued_question import QueuedQuestion
+    from .race_view import RaceView
+    from .round_gate import RoundGate
+    from .status import WindowStatus
+    from .step_view import StepThrough
+    from .token_details import TokenDetails
 
 # How long closing waits for the engine to reach its next round or loading stage. A round or stage still
 # running after that is abandoned (its result would be discarded anyway), so quitting takes about this long.
@@ -57,24 +82,56 @@ _ABANDONED_WORKERS: dict[int, tuple] = {}
 FONT_RANGE = (8, 40)
 
 
-def settings_file() -> Path:
-    return user_data_dir() / "settings.ini"
-
-
 class MainWindow(QMainWindow):
+    # the widgets, made by window_layout.build_widgets
+    controls: ControlsPanel
+    status: WindowStatus
+    system_prompt: QLineEdit
+    race_view: RaceView
+    chat: ChatView
+    legend: Legend
+    playback: PlaybackBar
+    input: QPlainTextEdit
+    queued: QueuedQuestion
+    send_button: QPushButton
+    stop_button: QPushButton
+    conversations: ConversationsPanel
+    details: TokenDetails
+    plots: PlotsPanel
+    step: StepThrough
+    round_gate: RoundGate
+    docks: dict[str, QDockWidget]
+    column: QVBoxLayout
+    tree_actions: QActionGroup  # Models ▸ Token trees, made by menus.build_menus
+    # the flows, made by _compose
+    answer_recorder: AnswerRecorder
+    answers: AnswerFlow
+    presentation: Presentation
+    race: RaceFlow
+    recordings: RecordingFlow
+    chat_flow: ChatFlow
+    history: HistoryFlow
+    compile_flow: CompileFlow
+    model_flow: ModelFlow
+    training_flow: TrainingFlow
+    offer: SpeculationOffer
+    examples: ExampleFlow
+    serve: ServeFlow
+    buttons: SendButtons
+    lab: LabWindow | None
+
     def __init__(self, target_spec: str | None = None, draft_spec: str | None = None, autoload: bool = True,
                  parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle(self.tr("SpecLens — exact speculative decoding"))
-        self.settings = QSettings(str(settings_file()), QSettings.Format.IniFormat)
-        self.theme_name = str(self.settings.value("theme", "system"))
-        self.colors = theme.apply(QApplication.instance(), self.theme_name)
+        self.settings = Settings()
+        self.theme_name = self.settings.theme
+        self.colors = theme.apply(application(), self.theme_name)
         # The session's facts: the pair, its drafter choice and live γ, the compiled steps, the tree mode and
         # what the engine is doing (ChatModel); the open chat and the answer streaming into it (Conversation).
         # The flows read and change them there; widgets follow.
-        self.model = ChatModel(target_spec or str(self.settings.value("target", "default")),
-                               draft_spec or str(self.settings.value("draft", "auto")),
-                               tree_mode=str(self.settings.value("tree", "auto")))
+        self.model = ChatModel(target_spec or self.settings.target, draft_spec or self.settings.draft,
+                               tree_mode=self.settings.tree)
         self.conversation = Conversation()
         self.stats = LiveStats()
         self.lab = None  # the worked-example lab window, built on first use (show_lab)
@@ -116,33 +173,36 @@ class MainWindow(QMainWindow):
         self.answers = AnswerFlow(conversation, model, store, status, stats, self.step, self.answer_recorder, self)
         # before the race, which hides its readout; what it describes is known once the offer is built
         self.presentation = Presentation(self, stats, lambda: self.offer.describe(), self.playback, self.race_view)
-        self.centralWidget().layout().insertWidget(0, self.presentation.readout)
-        self.race = RaceFlow(model, conversation, status, controls, self.answer_recorder, self.input, self.race_view,
+        self.column.insertWidget(0, self.presentation.readout)
+        self.race = RaceFlow(model=model, conversation=conversation, status=status, controls=controls,
+                             recorder=self.answer_recorder, input_box=self.input, view=self.race_view,
                              column=[self.system_prompt, self.chat, self.legend, self.input, self.send_button,
                                      self.stop_button, self.playback, self.presentation.readout],
                              side=[self.docks["plots"], self.docks["controls"]], on_stage=lambda: self.presentation.on,
                              engine_thread=self.engine_thread, parent=self)
         self.recordings = RecordingFlow(conversation, model, self.answers, self.answer_recorder, status, self.playback,
                                         self.details, self.race, self)
-        self.chat_flow = ChatFlow(conversation, model, store, status, self.answers, self.queued, self.input, controls,
-                                  self.round_gate, self.details, self.recordings, stats, self.worker, self)
+        self.chat_flow = ChatFlow(conversation=conversation, model=model, store=store, status=status, answers=self.answers,
+                                  queued=self.queued, input_box=self.input, controls=controls,
+                                  round_gate=self.round_gate, details=self.details, recordings=self.recordings,
+                                  stats=stats, worker=self.worker, parent=self)
         self.history = HistoryFlow(conversation, model, store, status, stats, self.conversations, self.input,
                                    self.plots, self)
         self.compile_flow = CompileFlow(model, self.worker, controls, status, stats, self)
-        self.model_flow = ModelFlow(model, conversation, self.settings, status, stats, controls, self.step,
-                                    self.details, self.queued, self.compile_flow, self.loader, self)
+        self.model_flow = ModelFlow(model=model, conversation=conversation, settings=self.settings, status=status,
+                                    stats=stats, controls=controls, step=self.step, details=self.details,
+                                    queued=self.queued, compile_flow=self.compile_flow, loader=self.loader, parent=self)
         load = self.model_flow.load_models
         self.training_flow = TrainingFlow(model, self.distill_worker, status, controls, load, self)
         self.offer = SpeculationOffer(model, controls, stats, status, self.plots, load, self.recordings)
-        self.examples = ExampleFlow(model, self.chat, status, self.input, load, self.chat_flow.send)
+        self.examples = ExampleFlow(model, conversation, self.chat, status, self.input, load, self.chat_flow.send)
         self.serve = ServeFlow(conversation, model, store, status, self.answers, controls,
                                QAction(self.tr("Serve on localhost"), self, checkable=True), self)
         self.buttons = SendButtons(model, self.queued, self.send_button, self.stop_button, controls)
 
         # the widgets' signals
         self.system_prompt.textChanged.connect(conversation.set_system_prompt)
-        conversation.system_prompt_changed.connect(
-            lambda text: text != self.system_prompt.text() and self.system_prompt.setText(text))
+        conversation.system_prompt_changed.connect(self._show_system_prompt)
         self.system_prompt.editingFinished.connect(self.chat_flow.system_prompt_edited)
         self.chat.token_hovered.connect(self.chat_flow.show_token)
         self.chat.token_clicked.connect(self.chat_flow.show_token)
@@ -156,11 +216,11 @@ class MainWindow(QMainWindow):
         controls.draft_chosen.connect(lambda spec: load(model.target_spec, spec))
 
         # the models' observers
-        model.pair_changed.connect(lambda: controls.set_auto_gamma(model.auto))  # before the status reads it
         conversation.opened.connect(stats.reset)  # the statistics and the step-through are the open chat's
         conversation.opened.connect(self.step.clear)
         model.state_changed.connect(lambda state: self.step.set_busy(state is not State.IDLE))
         conversation.answer_ended.connect(lambda _index: self.model_flow.recheck_choice())
+        conversation.answer_ended.connect(lambda _index: self.model_flow.check_machine())
         conversation.answer_ended.connect(lambda _index: status.refresh())
         conversation.answer_ended.connect(lambda _index: self.focus_input())  # the next question, typed at once
 
@@ -181,11 +241,15 @@ class MainWindow(QMainWindow):
                 (loader.progress, self.model_flow.load_progress), (loader.loaded, self.model_flow.use_models),
                 (loader.failed, self.model_flow.load_failed)]
 
+    def _show_system_prompt(self, text: str) -> None:
+        if text != self.system_prompt.text():
+            self.system_prompt.setText(text)
+
     # --- look and state -----------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
         self.theme_name = name
-        self.settings.setValue("theme", name)
-        self.colors = theme.apply(QApplication.instance(), name, contrast=self.presentation.on)
+        self.settings.theme = name
+        self.colors = theme.apply(application(), name, contrast=self.presentation.on)
         self.chat.set_colors(self.colors)
         self.race_view.set_colors(self.colors)
         self.legend.set_colors(self.colors)
@@ -245,7 +309,7 @@ class MainWindow(QMainWindow):
         self.step.tree.set_point_size(size)  # a token tree is read as text: it follows the text size
         self.race_view.set_sizes(size)
         if remember:  # presentation mode's 28 pt is not the user's text size
-            self.settings.setValue("font_size", size)
+            self.settings.font_size = size
 
     def escape(self) -> None:
         """Esc: leaves presentation mode, else stops the answer (or gives a queued question back, or cancels an edit)."""

@@ -35,11 +35,12 @@ def build_menus(w) -> None:
     models = w.menuBar().addMenu(QCoreApplication.translate("Menus", "&Models"))
     models.addAction(QCoreApplication.translate("Menus", "Recommended pairs…"), w.model_flow.show_recommended_pairs)
     models.addAction(QCoreApplication.translate("Menus", "Train a draft…"), w.training_flow.show_dialog)
+    models.addAction(QCoreApplication.translate("Menus", "Measure this machine again"), w.model_flow.measure_again)
     models.addAction(w.offer.action)
     models.addAction(w.serve.action)  # Serve on localhost: OpenAI-compatible (app/gui/serve_flow.py)
     dtypes = models.addMenu(QCoreApplication.translate("Menus", "Target dtype"))
     group = QActionGroup(w)
-    current = str(w.settings.value("dtype", "auto"))
+    current = w.settings.dtype
     for code, name in (("auto", QCoreApplication.translate("Menus", "Automatic (fastest exact kernels)")), ("bfloat16", "bfloat16"),
                        ("float32", "float32")):
         action = QAction(name, w, checkable=True, checked=code == current)

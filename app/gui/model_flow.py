@@ -1,29 +1,48 @@
 """Loading a model pair in the engine thread and installing it: the controls, the step-through, the token
-inspector and the status follow the pair; after an answer, auto's live recheck of the drafter."""
+inspector and the status follow the pair; after an answer, auto's live recheck of the drafter and the
+check of the machine profile against the live rounds."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QCoreApplication, QObject, Signal
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from app.models import AUTO
 from app.session import Observers, State
 
 from .model_loader import LoadRequest, LoadResult
 
+if TYPE_CHECKING:
+    from app.session import ChatModel, Conversation
+
+    from .compile_flow import CompileFlow
+    from .controls import ControlsPanel
+    from .live_stats import LiveStats
+    from .model_loader import ModelLoader
+    from .queued_question import QueuedQuestion
+    from .settings import Settings
+    from .status import WindowStatus
+    from .step_view import StepThrough
+    from .token_details import TokenDetails
+
 
 class ModelFlow(QObject):
-    """Handed the chat model it loads pairs into (LOADING while the engine thread loads), the conversation (its
-    last answer decides auto's recheck), the settings (the pair, dtype and tree mode are kept), the status
-    sink, the live statistics, the widgets that follow the pair (the controls, the step-through, the token
-    inspector), the queued question (held while a load runs), the compile flow (compiled steps warm up
-    after a load), the engine's loader, and the widget its dialogs open over. `loaded` (LoadResult) and
-    `failed` (message) tell the rest of the window once a load has ended."""
+    """Loads pairs and installs them. `loaded` (LoadResult) and `failed` (message) tell the rest of the window
+    once a load has ended."""
 
     _load = Signal(object)  # queued into the engine thread, where the loader lives
 
-    def __init__(self, model, conversation, settings, status, stats, controls, step, details, queued, compile_flow,
-                 loader, parent=None) -> None:
+    def __init__(self, *, model: ChatModel, conversation: Conversation, settings: Settings, status: WindowStatus,
+                 stats: LiveStats, controls: ControlsPanel, step: StepThrough, details: TokenDetails,
+                 queued: QueuedQuestion, compile_flow: CompileFlow, loader: ModelLoader,
+                 parent: QWidget | None = None) -> None:
+        """model: the chat model it loads pairs into (LOADING while the engine thread loads); conversation: its
+        last answer decides auto's recheck; settings: the pair, dtype and tree mode are kept there; the
+        widgets that follow the pair: controls, step (the step-through), details (the token inspector);
+        queued: the question held while a load runs; compile_flow: compiled steps warm up after a load;
+        loader: the engine's; parent: the widget its dialogs open over."""
         super().__init__(parent)
         self.model, self.conversation, self.settings, self.status, self.stats = model, conversation, settings, status, stats
         self.controls, self.step, self.details, self.queued, self.compile = controls, step, details, queued, compile_flow
@@ -45,19 +64,37 @@ class ModelFlow(QObject):
         dialog.open()
         return dialog
 
-    def load_models(self, target_spec: str, draft_spec: str, anyway=None) -> None:
+    def load_models(self, target_spec: str, draft_spec: str, anyway=None, remeasure: bool = False) -> None:
         """Load in the engine thread; behind a running answer, the load waits for it to end, so a draft
         swap made while answering applies to the next message. anyway: auto's target-only Selection, whose
-        fastest measured drafter draft_spec names (app/gui/speculation_offer.py)."""
+        fastest measured drafter draft_spec names (app/gui/speculation_offer.py). remeasure: time this
+        machine again (the target reloads and every timing is taken anew)."""
         self.queued.accept()  # Send during the load queues the question (app/gui/queued_question.py)
 
         def start() -> None:
             self.status.busy(self.tr("Loading models …"))  # busy until the loader reports a fraction
-            dtype = str(self.settings.value("dtype", "auto"))
+            dtype = self.settings.dtype
             self._load.emit(LoadRequest(target_spec, draft_spec, current=self.model.target, cancel=self.model.closing,
-                                        dtype=dtype, anyway=anyway, tree=self.model.tree))
+                                        dtype=dtype, anyway=anyway, tree=self.model.tree, remeasure=remeasure))
 
         self.model.when_idle(State.LOADING, start)
+
+    def measure_again(self) -> None:
+        """Models ▸ Measure this machine again: the loaded pair, every timing taken anew."""
+        if self.model.target is not None:
+            self.load_models(self.model.target_spec, self.model.draft_spec, remeasure=True)
+
+    def check_machine(self) -> None:
+        """After an answer: when the live rounds disagree with the machine profile the pair was chosen by, the
+        profile is disputed (the next load measures it again) and the window says so."""
+        why = self.model.check_machine()
+        if why is not None:
+            way = (QCoreApplication.translate("ModelFlow", "slower") if why.ratio > 1
+                   else QCoreApplication.translate("ModelFlow", "faster"))
+            self.status.show_banner(QCoreApplication.translate(
+                "ModelFlow", "Live rounds ran {0:.0f}% {1} than this machine's profile (median of {2} rounds): the "
+                "next load measures it again, or now with Models ▸ Measure this machine again.").format(
+                abs(why.ratio - 1) * 100, way, why.rounds), info=True)
 
     def reload(self) -> None:
         """The loaded pair again, as the settings now ask (another dtype, another tree mode)."""
@@ -66,12 +103,12 @@ class ModelFlow(QObject):
 
     def set_target_dtype(self, dtype: str) -> None:
         """The Models menu's dtype picker: stored, and the target reloads in it."""
-        self.settings.setValue("dtype", dtype)
+        self.settings.dtype = dtype
         self.reload()
 
     def _tree_mode_changed(self, mode: str) -> None:
         """Models ▸ Token trees changed the chat model's mode: stored, and the drafter is chosen again with it."""
-        self.settings.setValue("tree", mode)
+        self.settings.tree = mode
         self.reload()
 
     def recheck_choice(self) -> None:
@@ -102,8 +139,8 @@ class ModelFlow(QObject):
         self.step.set_decoder(self.details.decode)
         controls.select(controls.target, model.target_spec)
         controls.select(controls.draft, model.draft_spec)
-        self.settings.setValue("target", model.target_spec)
-        self.settings.setValue("draft", AUTO if result.anyway else model.draft_spec)  # shown anyway: not kept
+        self.settings.target = model.target_spec
+        self.settings.draft = AUTO if result.anyway else model.draft_spec  # shown anyway: not kept
         self.status.done(self.tr("Ready · loaded in {0:.1f} s").format(result.seconds))
         self.status.hide_banner()
         self.status.refresh()

@@ -1,5 +1,5 @@
 """The statistics dock: four pyqtgraph plots whose items are created once and refreshed by a
-4 Hz timer (only when the statistics changed), plus PNG/SVG/CSV export.
+4 Hz timer (only when the statistics changed); their PNG/SVG/CSV export is plot_export.py.
 
 Readable at 1366×768: no plot is drawn shorter than MIN_PLOT_HEIGHT. In the window's side column (narrower
 than GRID_FROM_PX) the plots stand in one column with their colour key on a second title line: all four
@@ -12,15 +12,12 @@ and each axis keeps a device-coordinate cache that is redrawn only when its rang
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 import pyqtgraph as pg
-import pyqtgraph.exporters as exporters
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QFont, QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QBoxLayout,
     QGraphicsItem,
@@ -36,6 +33,7 @@ from PySide6.QtWidgets import (
 from app.history import palette
 
 from .live_stats import LiveStats
+from .plot_export import export_plots
 from .theme import Colors
 
 SLOW_AFTER_ROUNDS = 8  # measured points before a slowdown is called out (the first ones are noisy)
@@ -70,13 +68,13 @@ class PlotsPanel(QWidget):
         # scene for good, and the right of the plot is cut off.
         self._columns = 1
         self._pages: list[list[str]] | None = None  # the plots behind each tab (one page: no tabs)
-        outer = QVBoxLayout(self)
+        self.outer = outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
         # Above the plots, never over their data: target-only by choice, or a draft predicted or measured
         # slower; the button offers speculation anyway (app/gui/speculation_offer.py).
         self.notice_row = QWidget(objectName="plot_notice_row", visible=False)
-        row = QHBoxLayout(self.notice_row)
+        self.notice_layout = row = QHBoxLayout(self.notice_row)
         row.setDirection(QBoxLayout.Direction.TopToBottom)  # stacked, as _arrange lays it out in the side column
         row.setContentsMargins(4, 0, 4, 0)
         self.notice = QLabel(wordWrap=True, objectName="plot_notice")
@@ -240,7 +238,7 @@ class PlotsPanel(QWidget):
         self._title("position", self.tr("Acceptance by position") + (f" · α = {alpha:.3f}" if alpha is not None else ""),
                     (BLUE, self.tr("message")), (ORANGE, self.tr("session")))
 
-        tx, ty = self._throughput()
+        tx, ty = st.throughput_series()
         self.tps_curve.setData(tx, ty)
         base_tps = 1 / st.baseline_step if st.baseline_step else 0.0
         self._range("throughput", "x", 0, _step_up(max(tx, default=0), 32))
@@ -266,8 +264,8 @@ class PlotsPanel(QWidget):
 
     def _chrome_height(self) -> int:
         """Margins, and the notice row when it shows: what the plots do not get of the panel's height."""
-        m = self.layout().contentsMargins()
-        notice = self.notice_row.sizeHint().height() + self.layout().spacing() if self.notice_row.isVisibleTo(self) else 0
+        m = self.outer.contentsMargins()
+        notice = self.notice_row.sizeHint().height() + self.outer.spacing() if self.notice_row.isVisibleTo(self) else 0
         return m.top() + m.bottom() + notice
 
     def _arrange(self) -> None:
@@ -279,12 +277,12 @@ class PlotsPanel(QWidget):
             self._columns = columns
             for i, plot in enumerate(self.plots.values()):
                 self.grid.addWidget(plot, *((i, 0) if columns == 1 else (i // 2, i % 2)))
-            self.notice_row.layout().setDirection(  # a narrow column: the notice has its whole width
+            self.notice_layout.setDirection(  # a narrow column: the notice has its whole width
                 QBoxLayout.Direction.TopToBottom if columns == 1 else QBoxLayout.Direction.LeftToRight)
             self._titles.clear()  # the colour key moves to its own line, or back
             self._drawn = -1
             QTimer.singleShot(0, self, self.refresh)
-        tab_bar = self.tabs.sizeHint().height() + self.layout().spacing()
+        tab_bar = self.tabs.sizeHint().height() + self.outer.spacing()
         self.setMinimumHeight(self._chrome_height() + (0 if self._presenting else tab_bar) + MIN_PLOT_HEIGHT)
         room, gap = self.height() - self._chrome_height(), self.grid.spacing()
         keys = list(self.plots)
@@ -355,73 +353,16 @@ class PlotsPanel(QWidget):
                 item.titleLabel.setMaximumHeight(height)
                 item.layout.setRowFixedHeight(0, height)
 
-    def _throughput(self) -> tuple[list[int], list[float]]:
-        xs, ys, tokens, seconds = [], [], 0, 0.0
-        for r in self.stats.message.rounds[1:]:
-            tokens += r.emitted
-            seconds += r.draft_time + r.verify_time
-            if seconds > 0:
-                xs.append(tokens)
-                ys.append(tokens / seconds)
-        return xs, ys
-
     def histogram_counts(self) -> list[int]:
         """The message histogram as drawn (bar heights are these counts over their sum)."""
         return self.stats.message.histogram(self.stats.max_gamma)[0]
 
     def export(self, folder: Path) -> list[Path]:
-        """Every plot as PNG and SVG, and its data as CSV, into folder."""
+        """Every plot as PNG and SVG, and its data as CSV, into folder (plot_export.py)."""
         self.refresh()
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for key, plot in self.plots.items():
-            png, svg = folder / f"{key}.png", folder / f"{key}.svg"
-            exporters.ImageExporter(plot.plotItem).export(str(png))
-            _write_svg(plot, svg)
-            written += [png, svg]
-            path = folder / f"{key}.csv"
-            self._write_csv(key, path)
-            written.append(path)
-        return written
-
-    def _write_csv(self, key: str, path: Path) -> None:
-        st, gamma = self.stats, self._gamma
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
-            if key == "histogram":
-                counts, bonus = st.message.histogram(gamma)
-                session, _ = st.session.histogram(gamma)
-                out.writerow(["accepted", "message_rounds", "message_bonus_rounds", "session_rounds"])
-                out.writerows(zip(range(gamma + 1), counts, bonus, session, strict=True))
-            elif key == "speedup":
-                out.writerow(["tokens", "measured_speedup", "predicted_speedup"])
-                predicted = st.predicted()
-                out.writerows((x, y, predicted) for x, y in zip(*st.speedup_series(), strict=True))
-            elif key == "position":
-                out.writerow(["position", "message_rate", "session_rate"])
-                out.writerows(zip(range(1, gamma + 1), st.message.per_position(gamma),
-                                  st.session.per_position(gamma), strict=True))
-            else:
-                out.writerow(["tokens", "tokens_per_second", "target_only_tokens_per_second"])
-                base = 1 / st.baseline_step if st.baseline_step else None
-                out.writerows((x, y, base) for x, y in zip(*self._throughput(), strict=True))
+        return export_plots(self.plots, self.stats, self._gamma, folder)
 
 
 def _step_up(value: float, step: float) -> float:
     """The smallest multiple of step >= value (at least one step): ranges that rarely move."""
     return max(step, math.ceil(value / step) * step)
-
-
-def _write_svg(widget: QWidget, path: Path) -> None:
-    """Vector export through QSvgGenerator: pyqtgraph 0.14's SVGExporter cannot parse the path data
-    Qt 6.12 writes ("not enough values to unpack"), so the widget is painted straight into the SVG."""
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    generator.setSize(widget.size())
-    generator.setViewBox(widget.rect())
-    generator.setTitle("SpecLens statistics")
-    painter = QPainter(generator)
-    try:
-        widget.render(painter)
-    finally:
-        painter.end()

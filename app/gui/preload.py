@@ -20,9 +20,9 @@ class _FirstPaint(QObject):
 
     def __init__(self, widget: QWidget, callback: Callable[[], None]) -> None:
         super().__init__(widget)
-        self.callback = callback
+        self.callback: Callable[[], None] | None = callback
         widget.installEventFilter(self)
-        QTimer.singleShot(0, self, lambda: widget.isVisible() or self.fire())  # never shown: load at once
+        QTimer.singleShot(0, self, lambda: None if widget.isVisible() else self.fire())  # never shown: load at once
         QTimer.singleShot(FALLBACK_MS, self, self.fire)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
@@ -34,7 +34,9 @@ class _FirstPaint(QObject):
         if self.callback is None:
             return
         callback, self.callback = self.callback, None
-        self.parent().removeEventFilter(self)
+        widget = self.parent()
+        if widget is not None:
+            widget.removeEventFilter(self)
         callback()
 
 

@@ -144,6 +144,7 @@ class Presentation:
                 w.showFullScreen()
         else:
             saved, self._saved = self._saved, None
+            assert saved is not None  # set when the mode went on
             self.on = False
             self.readout.timer.stop()
             self.readout.hide()

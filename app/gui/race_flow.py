@@ -3,25 +3,38 @@ the other's cores), saved as a two-run recording and replayed side by side in th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QPlainTextEdit, QWidget
 
 from app.recording import SUFFIX, Recording, write
 from app.recording.builder import header
 from app.session import State
+
+if TYPE_CHECKING:
+    from app.engine.params import DecodeParams
+    from app.engine.protocols import AnyDrafter
+    from app.models import LoadedModel
+    from app.session import ChatModel, Conversation
+
+    from .answer_recorder import AnswerRecorder
+    from .controls import ControlsPanel
+    from .race_view import RaceView
+    from .status import WindowStatus
 
 MODES = ("target", "lookup", "tree")  # speculative vs target-only; the current draft vs prompt lookup; chain vs tree
 
 
 @dataclass
 class RaceRequest:
-    target: object  # LoadedModel
-    drafters: tuple  # (first run's drafter or None, second run's)
-    turns: list
-    params: object  # DecodeParams, fixed for both runs
+    target: LoadedModel
+    drafters: tuple[AnyDrafter | None, AnyDrafter]  # the first run's drafter (None: target-only), the second's
+    turns: list[dict]
+    params: DecodeParams  # fixed for both runs
 
 
 def race_drafters(mode: str, drafter) -> tuple:
@@ -30,17 +43,20 @@ def race_drafters(mode: str, drafter) -> tuple:
     choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. ValueError (the
     draft's name) when the draft has no tree form."""
     from app.engine.drafters import PromptLookupDrafter
-    from app.models.drafts import DEFAULT_TREE_NODES, chain_form, tree_form
+    from app.engine.policy import TREE_DEPTH
+    from app.models.drafts import DEFAULT_TREE_NODES
 
     current = drafter or PromptLookupDrafter()
     if mode == "lookup":
         return current, PromptLookupDrafter()
     if mode != "tree":
         return None, current
-    chain = chain_form(current)
+    chain = current.chain_form()
+    if chain is None:  # a tree built as one: no chain to race it against
+        raise ValueError(current.name)
     if chain is not current:  # the current draft already proposes trees
         return chain, current
-    tree = tree_form(chain, DEFAULT_TREE_NODES)
+    tree = chain.tree_form(DEFAULT_TREE_NODES, TREE_DEPTH)
     if tree is None:
         raise ValueError(chain.name)
     return chain, tree
@@ -55,10 +71,11 @@ class RaceWorker(QObject):
     @Slot(object)
     def run(self, request: RaceRequest) -> None:
         from app.recording.headless import record_run
+        from app.session.answer_loop import AnswerLoop
 
-        try:
-            runs = [record_run(request.target, drafter, request.turns, request.params, baseline_steps=0)
-                    for drafter in request.drafters]
+        try:  # both runs at the same fixed params: the race compares drafters, not γ choices
+            runs = [record_run(AnswerLoop(target=request.target, drafter=drafter, params=request.params), request.turns,
+                               baseline_steps=0) for drafter in request.drafters]
         except Exception as exc:  # a failed race ends the race, never the app
             self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
             return
@@ -67,17 +84,19 @@ class RaceWorker(QObject):
 
 
 class RaceFlow(QObject):
-    """Chat ▸ Race. Handed the chat model (the pair raced; RACING while the two runs take the engine), the
-    conversation (its system prompt, and its last question when the input box is empty), the status sink,
-    the decoding controls, the recorder (a race is the last recording: File ▸ Save recording saves it), the
-    input box, the race view, the chat column it replaces while it shows (`column`), the side column's docks
-    it hides meanwhile (`side`: their figures are the chat's, not the race's), whether the window is on stage
-    (`on_stage`), and the engine thread its worker lives in."""
+    """Chat ▸ Race: two runs of one prompt, measured one after the other and replayed side by side."""
 
     _start = Signal(object)  # queued into the engine thread
 
-    def __init__(self, model, conversation, status, controls, recorder, input_box, view, column: list, side: list,
-                 on_stage, engine_thread, parent=None) -> None:
+    def __init__(self, *, model: ChatModel, conversation: Conversation, status: WindowStatus, controls: ControlsPanel,
+                 recorder: AnswerRecorder, input_box: QPlainTextEdit, view: RaceView, column: list[QWidget],
+                 side: list[QDockWidget], on_stage: Callable[[], bool], engine_thread: QThread,
+                 parent: QObject | None = None) -> None:
+        """model: the pair raced (RACING while the two runs take the engine); conversation: its system prompt,
+        and its last question when the input box is empty; controls: the decoding controls; recorder: a race
+        is the last recording (File ▸ Save recording saves it); view: the race view; column: the chat column
+        it replaces while it shows; side: the side column's docks it hides meanwhile (their figures are the
+        chat's, not the race's); on_stage: whether the window presents; engine_thread: where its worker lives."""
         super().__init__(parent)
         self.model, self.conversation, self.status, self.controls = model, conversation, status, controls
         self.recorder, self.input, self.view = recorder, input_box, view
@@ -114,7 +133,9 @@ class RaceFlow(QObject):
         model.begin(State.RACING)
         self.error = None
         self.status.say(QCoreApplication.translate("Race", "Racing: two runs, one after the other …"))
-        self._start.emit(RaceRequest(model.target, drafters, turns, self.controls.params()))
+        # γ as the chat's next answer would start it (the live controller's while γ is on auto)
+        params = model.answer(self.controls.params, gamma_auto=self.controls.gamma_is_auto).params()
+        self._start.emit(RaceRequest(model.target, drafters, turns, params))
         return True
 
     def _done(self, recording: Recording) -> None:

@@ -129,6 +129,8 @@ class RecordingFlow:
     def stop_replay(self) -> None:
         """Stop during a replay: the answer ends where the playback is, as Stop does live."""
         player = self.player
+        if player is None:
+            return
         player.pause()
         player.next = len(player.items)
         self._cut()

@@ -11,11 +11,17 @@ the GUI thread through a queued signal and go through the answer flow (`begin`, 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
 from app.history import HistoryError
 from app.session import State
 from app.session.conversation import API, AnswerSource, Message
+
+if TYPE_CHECKING:
+    from app.server.host import EngineHost
+    from app.server.server import LocalServer
 
 
 class _Bridge(QObject):
@@ -31,7 +37,8 @@ class ServeFlow(QObject):
         super().__init__(parent)
         self.conversation, self.model, self.store, self.status = conversation, model, store, status
         self.answers, self.controls, self.action = answers, controls, action
-        self.host = self.server = None
+        self.host: EngineHost | None = None
+        self.server: LocalServer | None = None
         self.current = None  # the server's answer the window is showing
         self.bridge = _Bridge()
         self.bridge.item.connect(self._on_item)  # queued: the bridge lives in the GUI thread
@@ -94,7 +101,9 @@ class ServeFlow(QObject):
         self.status.say(QCoreApplication.translate("ServeFlow", "Serving stopped"))
 
     def _waiting(self) -> None:
-        self.status.say(QCoreApplication.translate("ServeFlow", "Serving at {0}/v1 · waiting for requests").format(self.server.url))
+        if self.server is not None:
+            self.status.say(QCoreApplication.translate("ServeFlow", "Serving at {0}/v1 · waiting for requests").format(
+                self.server.url))
 
     def _on_item(self, answer, item) -> None:
         from app.server.host import Step
@@ -130,9 +139,11 @@ class ServeFlow(QObject):
             self.status.show_banner(QCoreApplication.translate("ServeFlow", "Could not save the request: {0}").format(exc))
         self.conversation.open(conv_id, system, [Message(m["role"], m["content"], db_id=db_id)
                                                  for m, db_id in zip(turns, ids, strict=True)])
-        draft = "none" if job.target_only else self.host.pair.draft_name
+        host, target = self.host, self.model.target
+        assert host is not None and target is not None  # its items come from the host serving the loaded pair
+        draft = "none" if job.target_only else host.pair.draft_name
         params = job.params  # what the stored stats name, not the window's controls
-        self.answers.begin(AnswerSource(API, self.model.target.name, draft, lambda: params, answer.cancel_event,
-                                        turns=list(job.messages), baseline=self.host.baseline_step or None))
+        self.answers.begin(AnswerSource(API, target.name, draft, lambda: params, answer.cancel_event,
+                                        turns=list(job.messages), baseline=host.baseline_step or None))
         self.status.say(QCoreApplication.translate("ServeFlow", "Answering a request from the local server …"))
         self.current = answer

@@ -8,8 +8,13 @@ dropped live, the speedup that made auto drop it (the chat model's `switched`, a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QAction
+
+if TYPE_CHECKING:
+    from app.models.calibration import Selection
 
 
 class SpeculationOffer:
@@ -21,7 +26,7 @@ class SpeculationOffer:
     def __init__(self, model, controls, stats, status, plots, load, recordings) -> None:
         self.model, self.controls, self.stats, self.status, self.plots = model, controls, stats, status, plots
         self.load, self.recordings = load, recordings
-        self._restored = None  # (selection, speedup) of a dropped draft taken back: its stated cost
+        self._restored: tuple[Selection | None, float] | None = None  # (selection, speedup) of a dropped draft taken back: its stated cost
         plots.notice_button.clicked.connect(self.run)
         self.action = QAction(QCoreApplication.translate("SpeculationOffer", "Show speculation anyway"), plots,
                               enabled=False)

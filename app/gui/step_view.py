@@ -5,7 +5,6 @@ replayed recording steps exactly like a live answer."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -17,52 +16,6 @@ from app.history import palette
 from .step_panels import OutcomePanel, PositionPanel, _escape, short
 from .theme import Colors
 from .tree_panel import TREE_MIN_WIDTH, TreePanel
-
-
-class RoundGate:
-    """Holds the engine between rounds while paused; a step lets exactly one more round through.
-
-    Wraps the params callable decode() reads at the start of every round, so pausing needs no engine
-    change. Thread-safe: the GUI sets it, the engine thread waits on it."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._paused = False
-        self._credits = 0
-        self.waiting = False  # the engine thread is held at the gate (tests and the status line read it)
-
-    @property
-    def paused(self) -> bool:
-        return self._paused
-
-    def set_paused(self, paused: bool) -> None:
-        with self._cond:
-            self._paused, self._credits = paused, 0
-            self._cond.notify_all()
-
-    def step(self) -> None:
-        with self._cond:
-            self._credits += 1
-            self._cond.notify_all()
-
-    def wrap(self, params: Callable, cancel: threading.Event) -> Callable:
-        """decode() reads params once to set up (not held), then once at the start of every round."""
-        setup = [True]
-
-        def gated():
-            if setup[0]:
-                setup[0] = False
-                return params()
-            with self._cond:
-                while self._paused and self._credits == 0 and not cancel.is_set():
-                    self.waiting = True
-                    self._cond.wait(0.1)
-                self.waiting = False
-                if self._paused and self._credits:
-                    self._credits -= 1
-            return params()
-        gated.ungated = params  # the worker's baseline timing reads params without taking a round
-        return gated
 
 
 class StepThrough(QWidget):
@@ -106,7 +59,7 @@ class StepThrough(QWidget):
         self.tree = TreePanel()  # a token-tree round's tree; hidden for chains
         self.row = QHBoxLayout()
         self.row.setSpacing(6)
-        holder = QWidget()
+        self.row_widget = holder = QWidget()
         holder.setLayout(self.row)
         self.cards = QScrollArea(widgetResizable=True)
         self.cards.setWidget(holder)
@@ -117,7 +70,8 @@ class StepThrough(QWidget):
         self.split.addWidget(self.cards)
         self.split.setStretchFactor(0, 0)
         self.split.setStretchFactor(1, 1)
-        self._split_for = None  # the (orientation, size) the split was last sized for; None while no tree shows
+        # the (orientation, size, cards) the split was last sized for; None while no tree shows
+        self._split_for: tuple[Qt.Orientation, QSize, QSize] | None = None
         layout.addWidget(self.split, 1)
         self.positions: list[PositionPanel] = []  # grown to the largest γ seen, then reused
         self._stale = False  # rounds arrived while hidden: render on show
@@ -247,8 +201,9 @@ class StepThrough(QWidget):
 
     def set_colors(self, colors: Colors) -> None:
         self.colors = colors
-        for panel in (*self.positions, self.outcome):
+        for panel in self.positions:
             panel.set_colors(colors)
+        self.outcome.set_colors(colors)
         self._render()
 
     # --- drawing ------------------------------------------------------------------------------
@@ -317,7 +272,7 @@ class StepThrough(QWidget):
             self._split_for = None
             return
         frame = 2 * self.cards.frameWidth()
-        cards = self.cards.widget().minimumSizeHint() + QSize(frame, frame)  # this round's cards, whole
+        cards = self.row_widget.minimumSizeHint() + QSize(frame, frame)  # this round's cards, whole
         handle = self.split.handleWidth()
         room = self.split.width() - handle - cards.width()
         beside = room >= TREE_MIN_WIDTH

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QTextBrowser
 
 from app.history.records import StoredToken
@@ -16,7 +18,7 @@ class TokenDetails(QTextBrowser):
         super().__init__(parent)
         self.setObjectName("details")
         self.setPlaceholderText(self.tr("Hover or click a token to inspect it."))
-        self.decode = str
+        self.decode: Callable[[int], str] = str
 
     def show_token(self, token: StoredToken) -> None:
         self.setHtml(describe(token, self.decode))

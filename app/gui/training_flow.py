@@ -3,9 +3,14 @@ the trained draft is listed in the draft picker and one click loads it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from app.session import State
+
+if TYPE_CHECKING:
+    from .distill_dialog import DistillDialog
 
 
 class TrainingFlow(QObject):
@@ -19,7 +24,7 @@ class TrainingFlow(QObject):
         super().__init__(parent)
         self.model, self.worker, self.status, self.controls, self.load = model, worker, status, controls, load
         self.parent_widget = parent
-        self.dialog = None
+        self.dialog: DistillDialog | None = None
         self.links: tuple = ()  # the open dialog's (signal, slot) pairs on the worker
         self._start.connect(worker.start)
 
@@ -64,11 +69,13 @@ class TrainingFlow(QObject):
 
     def _done(self, report: dict) -> None:
         self._ended()
-        self.dialog.on_done(report)
+        if self.dialog is not None:
+            self.dialog.on_done(report)
 
     def _failed(self, message: str) -> None:
         self._ended()
-        self.dialog.on_failed(message)
+        if self.dialog is not None:
+            self.dialog.on_failed(message)
 
     def _ended(self) -> None:
         self.status.say(QCoreApplication.translate("ModelFlow", "Draft training finished"))

@@ -26,17 +26,17 @@ class TreePanel(QFrame):
         super().__init__(parent)
         self.setObjectName("steppanel")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QVBoxLayout(self)
+        self.outer = layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.setSpacing(2)  # with the margins, little height: above six cards at 1366×768 the title alone fits
         self.title = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=True)
         self.body = QLabel(textFormat=Qt.TextFormat.RichText, wordWrap=False)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # A tree of 16 nodes at 28 pt is taller than the step-through: its lines scroll, the rest stays put.
-        self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
-        self.scroll.setWidget(self.body)
+        self.lines = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+        self.lines.setWidget(self.body)
         layout.addWidget(self.title)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.lines, 1)
         layout.addStretch()  # what the whole tree leaves beside the cards, below it
         self.beside = False  # beside the cards (the step-through's whole height) or above them
         self.setVisible(False)
@@ -53,8 +53,8 @@ class TreePanel(QFrame):
 
     def natural_width(self) -> int:
         """Wide enough for the longest line and a vertical scroll bar."""
-        margins = self.layout().contentsMargins()
-        return (self.body.sizeHint().width() + self.scroll.verticalScrollBar().sizeHint().width()
+        margins = self.outer.contentsMargins()
+        return (self.body.sizeHint().width() + self.lines.verticalScrollBar().sizeHint().width()
                 + margins.left() + margins.right() + 2 * self.frameWidth())
 
     def _fit(self) -> None:
@@ -63,9 +63,9 @@ class TreePanel(QFrame):
         title only: the split's handle opens the lines."""
         lines = self.body.text().count("<br>") + 1
         line = self.body.fontMetrics().lineSpacing()
-        bar = self.scroll.horizontalScrollBar().sizeHint().height()
-        self.scroll.setMinimumHeight(1)  # 0 would mean unset: a scroll area's own minimum is taller than that room
-        self.scroll.setMaximumHeight((lines if self.beside else min(lines, MAX_LINES)) * line + bar + 8)
+        bar = self.lines.horizontalScrollBar().sizeHint().height()
+        self.lines.setMinimumHeight(1)  # 0 would mean unset: a scroll area's own minimum is taller than that room
+        self.lines.setMaximumHeight((lines if self.beside else min(lines, MAX_LINES)) * line + bar + 8)
 
     def show_round(self, r: RoundEvent, decode: Callable[[int], str]) -> None:
         self.setVisible(bool(r.tree_tokens))

@@ -28,8 +28,9 @@ from .playback_bar import PlaybackBar
 from .plots import PlotsPanel
 from .queued_question import QueuedQuestion
 from .race_view import RaceView
+from .round_gate import RoundGate
 from .status import WindowStatus
-from .step_view import RoundGate, StepThrough
+from .step_view import StepThrough
 from .token_details import TokenDetails
 
 
@@ -70,6 +71,7 @@ def build_widgets(w) -> None:
     layout.addWidget(w.queued.note)  # just above the input row
     layout.addLayout(row)
     w.setCentralWidget(central)
+    w.column = layout  # the chat column: the presentation's readout goes on top
 
     w.conversations = ConversationsPanel(w.store, w.conversation)
     w.controls.show_rejected_changed.connect(w.chat.set_show_rejected)

@@ -1,10 +1,9 @@
-"""What the window remembers between runs (QSettings, an INI file in the user data folder):
-geometry and dock layout, decoding controls, the rejected-token toggle and the text size. The
-theme and the last models are saved where they change."""
+"""The window's layout and what it restores between runs (app.gui.settings): geometry and dock layout,
+decoding controls, the rejected-token toggle and the text size. The theme and the last models are saved
+where they change."""
 
 from __future__ import annotations
 
-BASE_FONT_PT = 12  # readable from the back of a room; Ctrl+plus/minus scales it
 DEFAULT_SIZE = (1440, 900)  # or the screen's available size, where that is smaller (1366×768 laptops)
 # The conversation leads: the chat column has the window's full height, the conversations list its left and
 # the side column (statistics, tabbed with the controls) its right, SIDE_SHARE of the width within SIDE_PX.
@@ -26,7 +25,7 @@ def default_docks(window) -> None:
 
 def restore(window) -> None:
     s = window.settings
-    geometry, state = s.value("geometry"), s.value("window_state")
+    geometry, state = s.geometry, s.window_state
     if geometry is not None:
         window.restoreGeometry(geometry)
     else:
@@ -35,24 +34,23 @@ def restore(window) -> None:
     if state is None or not window.restoreState(state, LAYOUT_VERSION):  # none saved, or an older layout's
         default_docks(window)
     c = window.controls
-    for key, widget, kind in (("gamma", c.gamma, int), ("temperature", c.temperature, float),
-                              ("top_k", c.top_k, int), ("top_p", c.top_p, float),
-                              ("max_new_tokens", c.max_new, int)):
-        value = s.value(key)
-        if value is not None:
-            widget.setValue(kind(value))
-    c.show_rejected.setChecked(s.value("show_rejected", "false") in (True, "true"))
-    window.set_font_size(int(s.value("font_size", BASE_FONT_PT)))
+    c.gamma.setValue(s.gamma)
+    c.temperature.setValue(s.temperature)
+    c.top_k.setValue(s.top_k)
+    c.top_p.setValue(s.top_p)
+    c.max_new.setValue(s.max_new_tokens)
+    c.show_rejected.setChecked(s.show_rejected)
+    window.set_font_size(s.font_size)
 
 
 def save(window) -> None:
     s, c = window.settings, window.controls
-    s.setValue("geometry", window.saveGeometry())
-    s.setValue("window_state", window.saveState(LAYOUT_VERSION))
-    s.setValue("gamma", c.gamma.value())
-    s.setValue("temperature", c.temperature.value())
-    s.setValue("top_k", c.top_k.value())
-    s.setValue("top_p", c.top_p.value())
-    s.setValue("max_new_tokens", c.max_new.value())
-    s.setValue("show_rejected", c.show_rejected.isChecked())
+    s.geometry = window.saveGeometry()
+    s.window_state = window.saveState(LAYOUT_VERSION)
+    s.gamma = c.gamma.value()
+    s.temperature = c.temperature.value()
+    s.top_k = c.top_k.value()
+    s.top_p = c.top_p.value()
+    s.max_new_tokens = c.max_new.value()
+    s.show_rejected = c.show_rejected.isChecked()
     s.sync()

@@ -1,7 +1,8 @@
 """The engine's side of the GUI: a QObject living in a worker QThread that turns decode() events
 into signals and does nothing else.
 
-Headless use (benchmarks, tests), no window needed; requests go in through a queued signal:
+Headless use (benchmarks, tests), no window needed; requests go in through a queued signal. An answer is
+an app.session.AnswerLoop (the pair, the params and what follows them live), run as every front end runs one:
 
     class Driver(QObject):
         start = Signal(object)
@@ -9,7 +10,8 @@ Headless use (benchmarks, tests), no window needed; requests go in through a que
     thread = QThread(); worker = GenerationWorker(); worker.moveToThread(thread); thread.start()
     driver = Driver(); driver.start.connect(worker.start)
     worker.events.connect(on_round); worker.finished.connect(on_done)
-    driver.start.emit(GenerationRequest(target, input_ids, drafter, params=lambda: DecodeParams(...)))
+    answer = AnswerLoop(target=target, drafter=drafter, params=lambda: DecodeParams(...))
+    driver.start.emit(GenerationRequest(answer, input_ids))
     request.cancel.set()  # stop: the engine ends the generation before its next round
     thread.quit(); thread.wait()
 
@@ -25,39 +27,36 @@ requested), `events(list)` the TokenEvents and closing RoundEvent of one round, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.engine import DecodeParams, FinishedEvent, RoundEvent
+from app.engine import FinishedEvent, RoundEvent
 
 if TYPE_CHECKING:  # torch loads in the engine thread, after the window shows
     import torch
 
-    from app.engine import Drafter
-    from app.engine.static import StaticDecoder
+    from app.engine.protocols import AnyDrafter
     from app.models import LoadedModel
+    from app.session.answer_loop import AnswerLoop
+
+    from .round_gate import RoundGate
 
 
 @dataclass
 class GenerationRequest:
-    target: LoadedModel
+    answer: AnswerLoop  # the pair, the params read at every round (live controls), the live controller and check
     input_ids: torch.Tensor  # [L], the chat-templated prompt
-    drafter: Drafter | None
-    params: Callable[[], DecodeParams]  # read at every round: live controls apply at the next round
     cancel: threading.Event = field(default_factory=threading.Event)
     baseline_steps: int = 0  # time this many target-only steps first (measured speedup); 0 skips
-    observe: Callable[[RoundEvent], None] | None = None  # sees every round in the engine thread (auto γ)
-    observe_step: Callable[[float], None] | None = None  # the timed target-only step, in the engine thread (auto γ)
-    static: StaticDecoder | None = None  # compiled static-cache steps, when the window turned them on
+    gate: RoundGate | None = None  # the step-through's pause: holds the engine between rounds
 
 
 @dataclass
 class WarmUpRequest:
     target: LoadedModel
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     max_gamma: int  # every verify shape up to this draft length is compiled now, not mid-answer
     cancel: threading.Event = field(default_factory=threading.Event)
 
@@ -100,42 +99,22 @@ class GenerationWorker(QObject):
     def start(self, request: GenerationRequest) -> None:
         import torch
 
-        from app.engine import decode
-
-        target = request.target
-        common = dict(
-            stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size, cancel=request.cancel
-        )
+        answer, cancel = request.answer, request.cancel
         try:
             with torch.inference_mode():
-                if request.baseline_steps:
-                    step = self._time_target_steps(request)
+                if request.baseline_steps:  # the speedup's baseline on this prompt, told to the live controller
+                    step = answer.baseline(request.input_ids, request.baseline_steps, cancel)
                     if step is not None:
-                        if request.observe_step is not None:
-                            request.observe_step(step)
                         self.baseline.emit(step)
+                gated = request.gate.wrap(answer.params, cancel) if request.gate is not None else None
                 batch: list = []
-                for event in decode(
-                    target.model, request.input_ids, request.drafter, request.params,
-                    tokenizer=target.tokenizer, static=request.static, **common,
-                ):
+                for event in answer.events(request.input_ids, cancel=cancel, params=gated):
                     if isinstance(event, FinishedEvent):
                         self.finished.emit(event)
                         return
                     batch.append(event)
                     if isinstance(event, RoundEvent):
-                        if request.observe is not None:
-                            request.observe(event)
                         self.events.emit(batch)
                         batch = []
         except Exception as exc:  # anything the engine raises ends this message, never the app
             self.failed.emit(f"{type(exc).__name__}: {exc}".splitlines()[0])
-
-    @staticmethod
-    def _time_target_steps(request: GenerationRequest) -> float | None:
-        """The speedup baseline on this prompt (app.models.baseline: the median step, prefill left out)."""
-        from app.models.baseline import time_target_steps
-
-        read = getattr(request.params, "ungated", request.params)  # not held by a paused step-through
-        return time_target_steps(request.target, request.input_ids, read(), steps=request.baseline_steps,
-                                 static=request.static, cancel=request.cancel)

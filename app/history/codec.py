@@ -30,7 +30,8 @@ def decode_tokens(text: str) -> tuple[StoredToken, ...]:
     tokens = []
     for row in json.loads(text):
         top = TopEntries(*(_ranked(entries) for entries in row[7:10])) if len(row) > 7 else None
-        tokens.append(StoredToken(*row[:7], top))
+        token_id, text, status, round_, p, q, accept_prob = row[:7]
+        tokens.append(StoredToken(token_id, text, status, round_, p, q, accept_prob, top))
     return tuple(tokens)
 
 

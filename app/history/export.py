@@ -194,4 +194,4 @@ def _histogram(stats: dict) -> list[int] | None:
 
 
 def _number(value) -> float | None:
-    return value if isinstance(value, Real) and not isinstance(value, bool) else None
+    return float(value) if isinstance(value, Real) and not isinstance(value, bool) else None

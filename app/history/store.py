@@ -70,7 +70,7 @@ class HistoryStore:
                 "INSERT INTO conversations (title, system_prompt, created, updated) VALUES (?, ?, ?, ?)",
                 (title, system_prompt, now, now),
             )
-            return cur.lastrowid
+            return _row_id(cur)
 
     def conversation(self, conv_id: int) -> ConversationInfo:
         with self._guard():
@@ -136,7 +136,7 @@ class HistoryStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (conv_id, role, content, tokens_json, stats_json, int(partial), now),
             )
-            return cur.lastrowid
+            return _row_id(cur)
 
     def messages(self, conv_id: int) -> list[StoredMessage]:
         """In conversation order."""
@@ -257,3 +257,9 @@ def _message(row: tuple) -> StoredMessage:
 
 def _with_side_files(path: Path) -> list[Path]:
     return [path] + [path.with_name(path.name + suffix) for suffix in _SIDE_FILES]
+
+
+def _row_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just made (sqlite3 types it as optional: it is None before any INSERT)."""
+    assert cur.lastrowid is not None
+    return cur.lastrowid

@@ -10,22 +10,19 @@ from __future__ import annotations
 import gc
 import statistics
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
 
-from app.engine import DecodeParams, Drafter
+from app.engine import DecodeParams
 from app.engine.gated_lookup import GatedLookupDrafter
 from app.engine.lookup_else import LookupElseDrafter
 from app.engine.policy import (
     AUTO_GAMMA_MAX,
     MARGIN,
-    AutoGamma,
     Choice,
     DrafterProfile,
-    GatedLookupGamma,
-    LookupElseGamma,
     Option,
-    TreeSize,
     VerifyCosts,
     best_draft_gamma,
     best_gamma,
@@ -37,15 +34,7 @@ from app.engine.policy import (
 from . import cost_cache, machine_load, machine_profile
 from .baseline import target_steps
 from .clock import now
-from .drafts import (
-    NO_DRAFT,
-    PROMPT_LOOKUP,
-    SELF_DRAFT,
-    make_drafter,
-    self_draft_dtype,
-    template_tokens,
-    tree_form,
-)
+from .drafts import make_drafter, self_draft_dtype, template_tokens
 from .embedded import DEFAULT_SPEC
 from .errors import LoadCancelled, ModelError
 from .loading import LoadedModel
@@ -54,9 +43,12 @@ from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .reasons import describe, limit_text, worded
 from .rows import output_rows
-from .specs import AUTO, TRAINED_DRAFT, spec_title
+from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT, spec_title
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
+
+if TYPE_CHECKING:
+    from app.engine.protocols import AnyDrafter, Drafter, LiveController
 
 SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
 
@@ -78,7 +70,7 @@ class Calibration:
 class Selection:
     """The drafter chosen for a target (None: target-only), with the measurements behind it."""
 
-    drafter: Drafter | None
+    drafter: AnyDrafter | None
     spec: str  # the chosen draft spec; "none" for target-only
     choice: Choice
     calibration: Calibration
@@ -86,21 +78,13 @@ class Selection:
     def profile(self) -> DrafterProfile | None:
         return next((p for p in self.calibration.profiles if p.name == self.spec), None)
 
-    def auto_gamma(
-        self, gamma_max: int = AUTO_GAMMA_MAX
-    ) -> AutoGamma | GatedLookupGamma | TreeSize | LookupElseGamma | None:
-        """A live γ controller for the chosen drafter (a chosen tree keeps its measured size); None for target-only."""
+    def auto_gamma(self, gamma_max: int = AUTO_GAMMA_MAX) -> LiveController | None:
+        """The chosen drafter's live γ controller (its own `controller`: a chosen tree keeps its measured
+        size), from the profile measured for it; None for target-only."""
         profile = self.profile()
         if self.drafter is None or profile is None:
             return None
-        if isinstance(self.drafter, LookupElseDrafter):
-            lookup = next(p for p in self.calibration.profiles if p.name == PROMPT_LOOKUP)
-            return LookupElseGamma(self.drafter, lookup, profile, self.calibration.verify, gamma_max)
-        if isinstance(self.drafter, GatedLookupDrafter):
-            return GatedLookupGamma(self.drafter, profile, self.calibration.verify, gamma_max)
-        if self.choice.tree:
-            return TreeSize(profile, self.calibration.verify, self.choice.nodes, self.choice.gamma)
-        return AutoGamma(profile, self.calibration.verify, gamma_max)
+        return self.drafter.controller(profile, self.calibration.verify, gamma_max)
 
 
 def device_label(device: torch.device) -> str:
@@ -140,6 +124,7 @@ def select(
     per_round = (spec == AUTO and lookup is not None and not choice.tree and choice.drafter in (None, PROMPT_LOOKUP)
                  and worth_proposing(gamma_max, lookup.alpha, cal.verify) > 0)
     if per_round:
+        assert lookup is not None
         choice = _per_round_lookup(choice, lookup)
     mixed = (_lookup_else(choice, cal, lookup, gamma_max, per_round)
              if spec == AUTO and lookup is not None and tree is not True else None)
@@ -149,23 +134,27 @@ def select(
         option = choice.options[0] if choice.options else None
         gamma = option.gamma if option else 1
         predicted = option.predicted if option else 1.0
-        reason = choice.reason if not choice.target_only else (
-            f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}")
+        reason = choice.reason
+        if choice.target_only:
+            assert option is not None  # the one drafter asked for was timed (it raises where it cannot be built)
+            reason = f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}"
         choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
     never = template_tokens(target)  # a lookup never proposes what the chat template places
-    drafter = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round else built.pop(chosen, None)
+    chain = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round and lookup else built.pop(chosen, None)
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
         built.clear()
         gc.collect()
-    if drafter is None and chosen != NO_DRAFT:
+    if chain is None and chosen != NO_DRAFT:
         report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
-        drafter = make_drafter(chosen, target, progress=report, **load_kwargs)
-    if choice.tree:
-        drafter = tree_form(drafter, choice.nodes, choice.gamma)
-    if mixed is not None:
-        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), drafter, choice.gamma)
-    if use_cache and target.profile != profile:  # building the chosen self-draft timed its kernel path
+        chain = make_drafter(chosen, target, progress=report, **load_kwargs)
+    drafter: AnyDrafter | None = chain
+    if choice.tree and chain is not None:
+        drafter = chain.tree_form(choice.nodes, choice.gamma)
+    if mixed is not None and chain is not None and lookup is not None:
+        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), chain, choice.gamma,
+                                    lookup)
+    if use_cache and target.profile is not None and target.profile != profile:  # the chosen self-draft timed its kernels
         machine_profile.write(target.profile)
     return Selection(drafter, chosen, choice, cal)
 
@@ -236,8 +225,9 @@ def calibrate(
     if verify is not None and len(verify.costs.seconds) < n_max:
         verify = None  # a longer pass is asked for than was timed
     # Drafter costs are in target steps of the step timed with them: a new step times them again.
-    known = {d.spec: d for d in reuse.stored.drafters if reuse.usable(d.load)} if verify is not None else {}
-    left_out = set(reuse.stored.left_out) if verify is not None else set()
+    stored = reuse.stored if verify is not None else None  # the drafters timed with that step
+    known = {d.spec: d for d in stored.drafters if reuse.usable(d.load)} if stored is not None else {}
+    left_out = set(stored.left_out) if stored is not None else set()
     wanted = {s: cost_cache.spec_fingerprint(s) for s in specs}
     start = now()
     ids = None

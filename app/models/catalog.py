@@ -1,5 +1,6 @@
-"""What can be loaded without typing a path: the embedded default, the self-drafts, causal LMs in the
-local Hugging Face cache, and .gguf files or model folders in directories the user added."""
+"""What can be loaded without typing a path: the embedded default, the drafters the registry lists by name
+(app.models.specs: the self-draft, prompt lookup), causal LMs in the local Hugging Face cache, and .gguf
+files or model folders in directories the user added."""
 
 from __future__ import annotations
 
@@ -12,16 +13,16 @@ from .checkpoint import is_causal_lm
 from .compat import check_tokenizers
 from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
 from .errors import ModelError
-from .specs import PROMPT_LOOKUP, SELF_DRAFT
+from .specs import listed
 
-SELF_DRAFT_KINDS = ("self-draft", "prompt-lookup")
+DRAFTER = "drafter"  # a kind of drafter the registry names (a draft only, never a target)
 
 
 @dataclass(frozen=True)
 class CatalogEntry:
     spec: str  # what load_model / make_drafter accept
     name: str
-    kind: str  # "embedded", "self-draft", "prompt-lookup", "hub", "gguf", "folder"
+    kind: str  # "embedded", DRAFTER, "hub", "gguf", "folder"
     size_bytes: int = 0
     path: str = ""
 
@@ -33,8 +34,7 @@ def list_catalog(extra_dirs=()) -> list[CatalogEntry]:
         entries.append(CatalogEntry(DEFAULT_SPEC, EMBEDDED_NAME, "embedded", gguf.stat().st_size, str(gguf)))
     except ModelError:
         pass  # not installed: the loader says how to install it when someone asks for it
-    entries.append(CatalogEntry(SELF_DRAFT, "reduced-precision copy of the target", "self-draft"))
-    entries.append(CatalogEntry(PROMPT_LOOKUP, "prompt lookup (n-grams from the prompt)", "prompt-lookup"))
+    entries.extend(CatalogEntry(kind.spec, kind.title, DRAFTER) for kind in listed())
     entries.extend(_hub_cache_entries())
     for root in extra_dirs:
         entries.extend(_directory_entries(Path(root).expanduser()))
@@ -43,12 +43,12 @@ def list_catalog(extra_dirs=()) -> list[CatalogEntry]:
 
 def compatible_drafts(target: CatalogEntry, catalog: list[CatalogEntry]) -> list[CatalogEntry]:
     """Entries that can draft for target, judged from tokenizer files only (no weights are loaded)."""
-    result = [e for e in catalog if e.kind in SELF_DRAFT_KINDS]
+    result = [e for e in catalog if e.kind == DRAFTER]
     target_tok = _tokenizer(target.spec)
     if target_tok is None:
         return result
     for entry in catalog:
-        if entry.kind in SELF_DRAFT_KINDS or entry.spec == target.spec:
+        if entry.kind == DRAFTER or entry.spec == target.spec:
             continue
         tok = _tokenizer(entry.spec)
         if tok is not None and check_tokenizers(

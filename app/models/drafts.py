@@ -1,4 +1,5 @@
-"""Turn a draft spec into a Drafter for a loaded target, a chain drafter into its token-tree form and back."""
+"""Turn a draft spec into a drafter for a loaded target (through the registry, app.models.specs), and the
+factories of the kinds that live here: target-only, prompt lookup, the self-draft and a draft model."""
 
 from __future__ import annotations
 
@@ -7,12 +8,8 @@ from dataclasses import replace
 
 import torch
 
-from app.engine import Drafter, ModelDrafter, PromptLookupDrafter
-from app.engine.feature_drafter import FeatureDrafter
-from app.engine.feature_tree import FeatureTreeDrafter
-from app.engine.policy import TREE_DEPTH
-from app.engine.protocols import TreeDrafter
-from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
+from app.engine import ModelDrafter, PromptLookupDrafter
+from app.engine.protocols import Drafter
 
 from . import kernels, machine_profile, memory
 from .compat import ensure_compatible
@@ -21,8 +18,9 @@ from .errors import ModelError
 from .loading import LoadedModel, load_model
 from .native.model import is_native
 from .packed import weight_count
-from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
-from .trained_drafts import find_trained_draft, is_trained_draft, load_trained_draft
+from .specs import kind_of
+
+DEFAULT_TREE_NODES = 16  # a tree's node budget without a measurement (--tree on, the race of tree against chain)
 
 
 def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
@@ -78,57 +76,35 @@ def template_tokens(target: LoadedModel) -> frozenset[int]:
 
 
 def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafter | None:
-    """None for target-only decoding. "trained" picks the best trained feature draft for the target, and a
-    folder written by `speclens distill` loads that draft (both refuse a draft made for another target).
-    A model spec is loaded (on the target's device unless device= is given) and must pass the
-    compatibility pre-flight, else IncompatibleModels."""
-    if spec in (None, "", NO_DRAFT):
+    """The chain drafter `spec` names for `target` (app.models.specs.KINDS; its token-tree form is its own
+    `tree_form`), None for target-only. "trained" picks
+    the best trained feature draft for the target, and a folder written by `speclens distill` loads that
+    draft (both refuse a draft made for another target). A model spec is loaded (on the target's device
+    unless device= is given) and must pass the compatibility pre-flight, else IncompatibleModels."""
+    if not spec:
         return None
-    if spec == AUTO:  # a choice by measurement, not a model: never looked up on the hub as an id
-        raise ValueError("draft 'auto' is chosen by measurement (app.models.calibration.select), not loaded")
-    if spec == PROMPT_LOOKUP:
-        return PromptLookupDrafter(never=template_tokens(target))
-    if spec == SELF_DRAFT:
-        return self_draft(target)
-    if spec == TRAINED_DRAFT:
-        return load_trained_draft(find_trained_draft(target), target)
-    if is_trained_draft(spec):
-        return load_trained_draft(spec, target)
+    return kind_of(spec).build(spec, target, **load_kwargs)
+
+
+def target_only(spec: str, target: LoadedModel, **load_kwargs) -> None:
+    return None
+
+
+def by_measurement(spec: str, target: LoadedModel, **load_kwargs) -> None:
+    # a choice by measurement, not a model: never looked up on the hub as an id
+    raise ValueError("draft 'auto' is chosen by measurement (app.models.calibration.select), not loaded")
+
+
+def prompt_lookup(spec: str, target: LoadedModel, **load_kwargs) -> PromptLookupDrafter:
+    return PromptLookupDrafter(never=template_tokens(target))
+
+
+def self_draft_of(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter:
+    return self_draft(target)
+
+
+def model_draft(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter:
     load_kwargs.setdefault("device", target.device)
     draft = load_model(spec, **load_kwargs)
     ensure_compatible(target, draft)
     return ModelDrafter(draft.model, name=draft.name)
-
-
-# Children per frontier node and frontier width of an expansion (EAGLE-2 uses 10). The trained draft on
-# chat-heldout at T = 0, 16 nodes: 1.88 tokens a round at 4, 1.95 at 8, 1.99 at 10, 2.00 at 12 (the
-# chain γ 4: 1.47); tree_draft.expand prunes what a small budget cannot keep, so width costs little.
-TREE_TOP_K = 10
-DEFAULT_TREE_NODES = 16  # a tree's node budget without a measurement (--tree on, the race of tree against chain)
-
-
-def tree_form(drafter: Drafter, nodes: int, depth: int = TREE_DEPTH) -> TreeDrafter | None:
-    """The same draft proposing a token tree of `nodes` nodes and `depth` levels: prompt lookup as a
-    trie of every match, a feature or model draft by EAGLE-2 expansion. None for a drafter with no tree
-    form. The tree form shares the chain drafter's model (and a feature draft its state)."""
-    if isinstance(drafter, PromptLookupDrafter):
-        return LookupTreeDrafter(nodes, depth, drafter.max_ngram, drafter.min_ngram, drafter.never)
-    if isinstance(drafter, FeatureDrafter):
-        return FeatureTreeDrafter(drafter, nodes, depth, TREE_TOP_K)
-    if isinstance(drafter, ModelDrafter):
-        return ModelTreeDrafter(drafter.model, nodes, depth, TREE_TOP_K, name=f"{drafter.name} tree")
-    return None
-
-
-def chain_form(drafter: Drafter | TreeDrafter) -> Drafter:
-    """The chain a tree drafter proposes as its one best path: tree_form's inverse (a union's first
-    drafter's chain). A chain drafter is its own chain form."""
-    if isinstance(drafter, UnionTreeDrafter):
-        return chain_form(drafter.first)
-    if isinstance(drafter, FeatureTreeDrafter):
-        return drafter.chain
-    if isinstance(drafter, ModelTreeDrafter):
-        return ModelDrafter(drafter.model, name=drafter.name.removesuffix(" tree"))
-    if isinstance(drafter, LookupTreeDrafter):
-        return PromptLookupDrafter(drafter.max_ngram, drafter.min_ngram, drafter.never)
-    return drafter

@@ -22,8 +22,8 @@ def file_dims(index: GgufIndex) -> dict[str, float | int]:
         "intermediate_size": f"{arch}.feed_forward_length", "num_attention_heads": f"{arch}.attention.head_count",
         "num_key_value_heads": f"{arch}.attention.head_count_kv", "head_dim": f"{arch}.attention.key_length",
         "rms_norm_eps": f"{arch}.attention.layer_norm_rms_epsilon", "rope_theta": f"{arch}.rope.freq_base"}
-    dims: dict[str, float | int] = {name: index.values[key] for name, key in meta.items()
-                                    if isinstance(index.values.get(key), int | float)}
+    dims: dict[str, float | int] = {name: value for name, key in meta.items()
+                                    if isinstance(value := index.values.get(key), int | float)}
     rotary = index.values.get(f"{arch}.rope.dimension_count")
     if "head_dim" not in dims and isinstance(rotary, int) and arch in WHOLE_HEAD_ROTARY:
         dims["head_dim"] = rotary  # these families rotate whole heads: the rotary width is the head's

@@ -143,7 +143,7 @@ def _fastest_exact_model(model: nn.Module, ranked: list[LinearPath]) -> tuple[Li
     probed: its rows differ by float32 ulps, which never flipped a token here, where bf16's 8-bit rounding does."""
     from . import row_probe
 
-    passed_over = []
+    passed_over: list[tuple[LinearPath, str]] = []
     for path in ranked:
         if path.dtype != "bfloat16" or path.native:
             return path, passed_over
@@ -187,7 +187,7 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
             mats = [blocks.from_float(w) for w in weights]
             for rows in (1, VERIFY_ROWS):
                 pairs = [(inputs[i][:rows].contiguous(), mat) for (_, i), mat in zip(sample, mats, strict=True)]
-                runs[path, rows] = partial(_native_linears, kernel(), [(x, m.native(kernel())) for x, m in pairs], rows)
+                runs[path, rows] = partial(_native_linears, kernel(), [(x, m.native(kernel())) for x, m in pairs], rows)  # type: ignore[arg-type]  # kernel(): loaded, a native path is ranked
             continue
         ws = [w.to(path.torch_dtype) for w in weights]
         if path.packed:
@@ -240,6 +240,7 @@ def _native_rows_independent(shapes: list[tuple[int, int]], gen: torch.Generator
     from .native import blocks, kernel
 
     native = kernel()
+    assert native is not None  # asked only where the native kernel loads
     for out_features, in_features in sorted(set(shapes)):
         if in_features % blocks.BLOCK:
             return False

@@ -53,13 +53,22 @@ class LiveCheck:
         if profile.verify is None:
             raise ValueError("the profile has no step timed yet: calibrate the pair first")
         self.profile = profile
+        self.verify = profile.verify  # what the rounds are held against
         self.rounds = rounds
         self.tolerance = tolerance
         self.ratios: deque[float] = deque(maxlen=rounds)
+        self.settled = False  # its verdict was given: one per loaded profile
+
+    @classmethod
+    def of(cls, target) -> LiveCheck | None:
+        """The check of a loaded target (app.models.LoadedModel) whose profile has its step timed (a drafter
+        selection ran); else None."""
+        profile = target.profile
+        return cls(profile) if profile is not None and profile.verify is not None else None
 
     def expected(self, tokens: int, tree: bool = False) -> float:
         """Seconds the profile predicts for a round whose target pass takes `tokens` tokens."""
-        v = self.profile.verify
+        v = self.verify
         steps = v.costs.v_tree(tokens) if tree else v.costs.v(tokens)
         return (v.loop_step or v.costs.step) * steps
 
@@ -67,18 +76,27 @@ class LiveCheck:
         """A round of the running answer; context: the tokens before it, when the caller knows them."""
         if r.round == 0 or r.verify_time <= 0:
             return
-        if context is not None and context > CONTEXT_SPAN * max(1, self.profile.verify.context):
+        if context is not None and context > CONTEXT_SPAN * max(1, self.verify.context):
             return
         tree = bool(r.tree_tokens)
         self.ratios.append(r.verify_time / self.expected(r.tree_nodes + 1 if tree else r.drafted + 1, tree))
 
     @property
     def disagreement(self) -> Disagreement | None:
-        load = self.profile.verify.load
+        load = self.verify.load
         if len(self.ratios) < self.rounds or (load is not None and load.busy):
             return None
         ratio = statistics.median(self.ratios)
         return Disagreement(ratio, len(self.ratios)) if abs(ratio - 1) > self.tolerance else None
+
+    def verdict(self) -> Disagreement | None:
+        """After an answer: the disagreement, once. The cached profile is then marked disputed (`profile`
+        becomes that), so the next load of this model measures it all again; later calls say nothing."""
+        why = None if self.settled else self.disagreement
+        if why is not None:
+            self.profile = dispute(self.profile, why)
+            self.settled = True
+        return why
 
 
 def dispute(profile: MachineProfile, why: Disagreement) -> MachineProfile:

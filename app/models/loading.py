@@ -10,7 +10,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 @dataclass
 class LoadedModel:
     model: PreTrainedModel  # or, on the native path, native.model.NativeCausalLM (what the app reads of one)
-    tokenizer: object
+    tokenizer: Any  # a transformers tokenizer
     name: str
     spec: str
     load_seconds: float = 0.0
@@ -287,6 +287,7 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
             extra.setdefault("notes", []).append(f"{path.name}'s native record was unreadable: loaded in full, "
                                                  "and the record written again")
         return None
+    assert folder is not None  # the record was read from it
     key = machine_profile.key_of_fingerprint(record.fingerprint, dev, requested, asked)
     reuse = machine_profile.Reuse(machine_profile.read(key))
     path_part, threads_part = reuse.part("kernels"), reuse.part("threads")

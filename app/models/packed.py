@@ -10,6 +10,8 @@ rows the pass has, so verifying n tokens gives the same logits as n single steps
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -28,6 +30,9 @@ class PackedLinear(nn.Module):
     `weight` unpacks a dense copy (or returns the tied embedding it was packed from): for the rare
     readers that need rows, such as a feature draft's reduced head, never for the forward.
     """
+
+    _tied: torch.Tensor | None  # in __dict__, not registered: the embedding owns it
+    packed: torch.Tensor
 
     def __init__(self, linear: nn.Linear, hint: int, tied: nn.Parameter | None = None) -> None:
         super().__init__()
@@ -76,7 +81,7 @@ def pack_linear(linear: nn.Linear, hint: int, tied: nn.Parameter | None = None) 
 
 
 @torch.no_grad()
-def pack_linears(model: nn.Module, hint: int) -> int:
+def pack_linears(model: Any, hint: int) -> int:
     """Replace every nn.Linear in model (the head included) by a PackedLinear, in place; returns how many.
 
     The model must already be bf16 (`model.to(torch.bfloat16)`), so its norms, attention and
@@ -90,6 +95,7 @@ def pack_linears(model: nn.Module, hint: int) -> int:
         for name, child in list(parent.named_children()):
             if type(child) is nn.Linear:
                 tied = tied_weight if tied_weight is not None and child.weight is tied_weight else None
+                assert tied is None or isinstance(tied, nn.Parameter)
                 setattr(parent, name, pack_linear(child, hint, tied))
                 count += 1
     return count
@@ -100,7 +106,7 @@ def hint_of(model: nn.Module) -> int | None:
     return next((m.hint for m in model.modules() if isinstance(m, PackedLinear)), None)
 
 
-def weight_count(model: nn.Module) -> int:
+def weight_count(model: Any) -> int:
     """Parameters including packed linear weights (which are not Parameters), without tied duplicates; a light
     native model's, as transformers' model of it counted them."""
     from .native.model import is_native

@@ -12,6 +12,7 @@ alone passed). Random weights suffice: a kernel's summation order follows the sh
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -21,12 +22,15 @@ from app.engine.kv import forward, new_cache
 
 from . import threads
 
+if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
+    from transformers import PreTrainedModel
+
 PROBE_LAYERS = 2
 PREFIX = 7  # cached tokens before the passes
 PASSES = (2, 5, 9, 17)  # verify rows: a short chain, auto's longest γ + 1, a 16-node tree's pass
 
 
-def twin(model: nn.Module, layers: int = PROBE_LAYERS) -> nn.Module:
+def twin(model: PreTrainedModel, layers: int = PROBE_LAYERS) -> PreTrainedModel:
     """A float32 model of the same class and shapes with `layers` layers and seeded random weights (biases, where
     a family has them, are 1 too: a row's exactness follows its shapes, not its values)."""
     config = copy.deepcopy(model.config)
@@ -62,7 +66,7 @@ def row_mismatch(model: nn.Module) -> str | None:
 
 
 @torch.inference_mode()
-def _mismatch(model: nn.Module) -> str | None:
+def _mismatch(model: PreTrainedModel) -> str | None:
     vocab = model.get_output_embeddings().out_features
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(vocab, (PREFIX + sum(PASSES),), generator=gen)

@@ -1,4 +1,21 @@
-"""Draft specs that name no model; torch-free, so the catalog can list them before torch loads."""
+"""Draft specs, and the one registry that maps each to the drafter it names. Torch-free: the catalog and the
+pickers list the registry before torch loads, and a kind's factory is imported only when it builds.
+
+A spec is what `--draft` and the draft picker take: "auto" (a choice by measurement, app.models.calibration),
+"none", "prompt-lookup", "self", "trained", a folder written by `speclens distill`, or a model (a folder, a
+.gguf file, a hub id). Each kind of drafter is one `DraftKind` line in KINDS: the spec it answers (or, for
+specs that name a path, how it knows one), its factory, and the title the pickers list it under. The
+drafter a factory builds describes itself (app/engine/protocols.py: its tree, chain and static forms and its
+live controller), so adding a drafter is its own file plus one line here (docs/drafters.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any
 
 PROMPT_LOOKUP = "prompt-lookup"
 SELF_DRAFT = "self"
@@ -7,12 +24,81 @@ TRAINED_DRAFT = "trained"  # the best trained feature draft found for the target
 AUTO = "auto"  # the drafter and γ measured fastest on this machine, or none
 TRAINED_CONFIG = "feature_draft.json"  # the file a trained feature draft's folder is known by
 
+# (spec, target: app.models.LoadedModel, **load options) -> the drafter (app.engine.protocols.AnyDrafter),
+# or None for target-only; a one-line ModelError (or ValueError) where it cannot be built for this target.
+Factory = Callable[..., Any]
+
+
+def QT_TRANSLATE_NOOP(context: str, text: str) -> str:  # noqa: N802 - the name pyside6-lupdate collects
+    """Marks a title for translation (packaging/i18n.py reads this file too); the window translates it."""
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class DraftKind:
+    """One kind of drafter as a spec names it."""
+
+    spec: str  # the spec it answers; "" for a kind that `claims` specs (paths)
+    factory: str | Factory  # "module:function", imported when it builds (torch loads then), or the function
+    title: str = ""  # listed in the draft picker under this title (translated in context "Drafters"); "" not listed
+    claims: Callable[[str], bool] | None = None  # for spec "": whether a spec names one of this kind
+
+    def answers(self, spec: str) -> bool:
+        return spec == self.spec if self.spec else self.claims is not None and self.claims(spec)
+
+    def build(self, spec: str, target: Any, **load_kwargs: Any) -> Any:
+        factory = self.factory
+        if isinstance(factory, str):
+            module, name = factory.split(":")
+            factory = getattr(import_module(module), name)
+        return factory(spec, target, **load_kwargs)
+
+
+def is_trained_folder(spec: str) -> bool:
+    """A folder written by `speclens distill` (app.models.trained_drafts)."""
+    return (Path(spec).expanduser() / TRAINED_CONFIG).is_file()
+
+
+def _any_model(spec: str) -> bool:
+    return True
+
+
+KINDS: list[DraftKind] = [
+    DraftKind(NO_DRAFT, "app.models.drafts:target_only"),
+    DraftKind(AUTO, "app.models.drafts:by_measurement"),
+    DraftKind(PROMPT_LOOKUP, "app.models.drafts:prompt_lookup",
+              QT_TRANSLATE_NOOP("Drafters", "prompt lookup (n-grams from the prompt)")),
+    DraftKind(SELF_DRAFT, "app.models.drafts:self_draft_of",
+              QT_TRANSLATE_NOOP("Drafters", "reduced-precision copy of the target")),
+    DraftKind(TRAINED_DRAFT, "app.models.trained_drafts:best_trained_draft"),
+    DraftKind("", "app.models.trained_drafts:trained_draft", claims=is_trained_folder),
+    DraftKind("", "app.models.drafts:model_draft", claims=_any_model),  # last: any other spec names a model
+]
+
+
+def kind_of(spec: str) -> DraftKind:
+    """The kind a spec names (a model, when no other kind answers it)."""
+    return next(kind for kind in KINDS if kind.answers(spec))
+
+
+def register(kind: DraftKind) -> DraftKind:
+    """Add a kind at run time (a plugin, a test), answered before the model kind that takes every spec."""
+    KINDS.insert(len(KINDS) - 1, kind)
+    return kind
+
+
+def unregister(kind: DraftKind) -> None:
+    KINDS.remove(kind)
+
+
+def listed() -> list[DraftKind]:
+    """The kinds the draft picker offers by name, in registry order."""
+    return [kind for kind in KINDS if kind.title]
+
 
 def spec_title(spec: str) -> str:
     """A drafter spec as a person reads it: a folder or file by its name, a trained feature draft's folder as
     "feature draft (<folder>)"; a spec that names no path ("self", "prompt-lookup") as it is."""
-    from pathlib import Path
-
     if "/" not in spec and "\\" not in spec:
         return spec
     path = Path(spec).expanduser()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -22,6 +23,9 @@ from torch import nn
 from . import machine_load
 from .clock import time_interleaved
 from .machine_load import Load
+
+if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
+    from transformers import PreTrainedModel
 
 PREFILL = 64  # context of the timed step: a short chat's
 REPS = 5
@@ -107,7 +111,7 @@ def _use(model: nn.Module, count: int) -> None:
 
 
 @torch.inference_mode()
-def time_threads(model: nn.Module, counts: list[int]) -> dict[int, float]:
+def time_threads(model: PreTrainedModel, counts: list[int]) -> dict[int, float]:
     """ms of one decode step at each thread count (interleaved, minimum of REPS; the first round warms
     each count's pool)."""
     from app.engine.kv import forward, new_cache, rollback

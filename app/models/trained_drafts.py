@@ -37,7 +37,7 @@ from .native.draft import native_feature_drafter
 from .native.model import is_native
 from .packed import hint_of, pack_linear, pack_linears
 from .rows import output_rows
-from .specs import TRAINED_CONFIG, TRAINED_DRAFT
+from .specs import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
 
 CONFIG_NAME = TRAINED_CONFIG
 WEIGHTS_NAME = "model.safetensors"
@@ -80,7 +80,7 @@ def default_output_dir(target_name: str) -> Path:
 
 
 def is_trained_draft(path: str | Path) -> bool:
-    return (Path(path).expanduser() / CONFIG_NAME).is_file()
+    return is_trained_folder(str(path))
 
 
 def read_info(path: Path) -> TrainedDraftInfo:
@@ -140,6 +140,16 @@ def target_fingerprint(target) -> dict:
     return extra["fingerprint"]
 
 
+def best_trained_draft(spec: str, target, **load_kwargs) -> FeatureDrafter:
+    """The registry's factory for "trained": the best trained feature draft for this target."""
+    return load_trained_draft(find_trained_draft(target), target)
+
+
+def trained_draft(spec: str, target, **load_kwargs) -> FeatureDrafter:
+    """The registry's factory for a folder written by `speclens distill`."""
+    return load_trained_draft(spec, target)
+
+
 def load_trained_draft(path: str | Path, target, min_confidence: float | None = None) -> FeatureDrafter:
     """A FeatureDrafter on the target's device; IncompatibleModels / CorruptModel with a one-line reason."""
     path = Path(path).expanduser()
@@ -176,7 +186,7 @@ def load_trained_draft(path: str | Path, target, min_confidence: float | None = 
 def pack_feature_drafter(drafter: FeatureDrafter, hint: int) -> FeatureDrafter:
     """A feature draft on a packed bf16 target: its fc, layers and head rows packed the same way."""
     pack_linears(drafter.model, hint)
-    drafter.reduced_head = pack_linear(drafter.reduced_head, hint)
+    drafter.reduced_head = pack_linear(drafter.reduced_head, hint)  # type: ignore[assignment]  # same call as a Linear
     return drafter
 
 

@@ -23,7 +23,6 @@ from app.engine.tree import make_tree
 from app.engine.tree_verify import tree_forward, tree_support
 
 from .clock import time_interleaved
-from .drafts import tree_form
 from .loading import LoadedModel
 from .timing import _interpolate
 
@@ -88,7 +87,7 @@ def accepted_by_budget(rounds: list[RoundEvent], nodes_max: int = TREE_NODES_MAX
 def with_tree(target: LoadedModel, drafter: Drafter, ids: torch.Tensor, profile: DrafterProfile,
               verify: VerifyCosts) -> DrafterProfile:
     """The profile with its tree measured (tree_accepted, tree_c), unchanged for a drafter with no tree."""
-    tree = tree_form(drafter, TREE_NODES_MAX)
+    tree = drafter.tree_form(TREE_NODES_MAX, TREE_DEPTH)
     if tree is None:
         return profile
     params = DecodeParams(gamma=TREE_DEPTH, temperature=0.0, max_new_tokens=PROBE_TOKENS, seed=0)

@@ -1,43 +1,51 @@
 """Recording a run without a window (`speclens record`, the race): the same batches, baseline and
-timing the GUI worker delivers. Imports torch when called, not when imported."""
+timing the GUI worker delivers, the answer run through its AnswerLoop as in the app (with γ on auto, the
+live controller's γ round by round). Imports torch when called, not when imported."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
-from app.models.baseline import BASELINE_STEPS, time_target_steps
+from app.models.baseline import BASELINE_STEPS
 
 from .builder import RunBuilder, drafter_info, model_info, top_vocab
 from .format import Run
 
+if TYPE_CHECKING:
+    import threading
 
-def record_run(target, drafter, turns: list[dict], params, baseline_steps: int = BASELINE_STEPS, label: str | None = None,
-               cancel=None) -> Run:
-    """Decode `turns` with target (a LoadedModel) and drafter; every event lands in the Run with the
-    moment it was produced. baseline_steps > 0 first times target-only steps (the measured speedup)."""
+    from app.session.answer_loop import AnswerLoop
+
+
+def record_run(answer: AnswerLoop, turns: list[dict], baseline_steps: int = BASELINE_STEPS, label: str | None = None,
+               cancel: threading.Event | None = None) -> Run:
+    """Decode `turns` as `answer` runs them (its target, drafter and params, its live γ); every event lands
+    in the Run with the moment it was produced, each round with the γ it ran at. baseline_steps > 0 first
+    times target-only steps (the measured speedup; the live controller hears the step, as in the app)."""
     import torch
 
-    from app.engine import FinishedEvent, RoundEvent, decode
+    from app.engine import FinishedEvent, RoundEvent
 
+    target, drafter = answer.target, answer.drafter
     input_ids = target.encode_chat(turns)
     builder = RunBuilder({
         "label": label or ("speculative" if drafter is not None else "target only"),
         "prompt": turns,
         "target": model_info(target),
         "draft": drafter_info(drafter),
-        "params": asdict(params),
+        "params": asdict(answer.params()),  # as the first round reads them; each round's γ is in its event
         "device": str(target.device),
     })
-    common = dict(stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size, cancel=cancel)
     with torch.inference_mode():
         if baseline_steps:
-            step = time_target_steps(target, input_ids, params, steps=baseline_steps, cancel=cancel)
+            step = answer.baseline(input_ids, baseline_steps, cancel)
             if step is not None:
                 builder.baseline(step)
         builder.t0 = builder.clock()  # the run's clock starts when decoding does
         builder.run.baseline_t = 0.0
         batch: list = []
-        for event in decode(target.model, input_ids, drafter, params, tokenizer=target.tokenizer, **common):
+        for event in answer.events(input_ids, cancel=cancel):
             if isinstance(event, FinishedEvent):
                 builder.finished(event)
                 break

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from app.engine import DecodeParams, Event, FinishedEvent, RoundEvent, TokenEvent
+from app.session.answer_loop import AnswerLoop
 
 from . import MAX_WAITING
 from .stops import StopText
@@ -65,6 +66,8 @@ class ServedPair:
     def of(cls, model: ChatModel, params: DecodeParams, gamma_auto: bool = True) -> ServedPair:
         """The pair a chat model holds (the window's, or `speclens serve`'s), as served: its target, drafter
         and compiled steps, and its live γ controller when γ is auto."""
+        if model.target is None:
+            raise ValueError("no pair is loaded to serve")
         return cls(model.target, model.drafter, params, model.auto if gamma_auto else None, model.static)
 
     @property
@@ -102,7 +105,9 @@ class Step:
 
     @property
     def round(self) -> RoundEvent:
-        return self.events[-1]
+        event = self.events[-1]
+        assert isinstance(event, RoundEvent)  # a round's events end with it
+        return event
 
 
 @dataclass(frozen=True)
@@ -257,10 +262,6 @@ class EngineHost:
                     self.baseline_step = _time_step(self.pair)
                 except Exception as exc:  # no measured speedup then, but the server still serves
                     log.warning("could not time the target-only step: %s", exc)
-                if self.baseline_step and self.pair.auto is not None:
-                    # As the window does: live γ prices its passes against this server's own step, not
-                    # only the load-time probe's (app/engine/policy/live_verify.py).
-                    self.pair.auto.observe_step(self.baseline_step)
             self._started.set()
             while True:
                 answer = self._queue.get()
@@ -278,13 +279,11 @@ class EngineHost:
                     self._durations = (self._durations + [time.perf_counter() - start])[-RECENT:]
 
     def _run(self, answer: Answer) -> Done:
-        from app.engine import decode
-
         job, pair = answer.job, self.pair
-        drafter = None if job.target_only else pair.drafter
-        auto = pair.auto if drafter is not None and job.auto_gamma else None
-        params = (lambda: replace(job.params, gamma=auto.gamma())) if auto is not None else job.params
-        observe_auto = pair.auto is not None and drafter is not None  # any γ teaches it α and the costs
+        # As the window runs an answer: live γ (when asked) from the pair's controller, which hears every round
+        # and, first, this server's own timed step, so its passes are priced against it (live_verify.py).
+        loop = AnswerLoop(target=pair.target, params=job.params, drafter=None if job.target_only else pair.drafter,
+                          static=pair.static, controller=pair.auto, gamma_auto=job.auto_gamma, step=self.baseline_step)
         stops = StopText(job.stop)
         batch: list[Event] = []
         tokens: list[TokenEvent] = []
@@ -293,13 +292,8 @@ class EngineHost:
         shown: list[str] = []  # every round's text
         finished = None
         stopped = False
-        target = pair.target
         try:
-            for event in decode(
-                target.model, job.input_ids, drafter, params, stop_token_ids=target.stop_token_ids,
-                vocab_size=target.vocab_size, tokenizer=target.tokenizer, cancel=answer._cancel,
-                static=pair.static,
-            ):
+            for event in loop.events(job.input_ids, cancel=answer._cancel):
                 if isinstance(event, FinishedEvent):
                     finished = event
                     break
@@ -316,8 +310,6 @@ class EngineHost:
                             answer._cancel.set()
                     continue
                 rounds.append(event)
-                if observe_auto:
-                    pair.auto.observe(event)
                 round_text = "".join(text)
                 text.clear()
                 shown.append(round_text)
@@ -327,6 +319,7 @@ class EngineHost:
         except Exception as exc:  # the engine's failure ends this answer, never the server
             message = f"{type(exc).__name__}: {exc}".splitlines()[0]
             return self._done(answer, "error", None, tokens, rounds, shown, stops, error=message)
+        assert finished is not None  # decode() ends every answer with one, a stopped one too
         reason = "stop" if stopped else FINISH_REASONS[finished.reason]
         return self._done(answer, reason, finished, tokens, rounds, shown, stops)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -62,6 +63,8 @@ def create_app(host: EngineHost, *, api_key: str | None = None, max_body: int = 
         message = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0]
         return ApiError(500, message, type="server_error").response()
 
+    # Starlette types each handler as taking any Exception; each of these takes the kind it is registered for.
+    handlers: dict[Any, Any] = {ApiError: api_error, HTTPException: http_error, Exception: server_error}
     return Starlette(
         routes=[
             Route("/v1/chat/completions", chat, methods=["POST"]),
@@ -69,7 +72,7 @@ def create_app(host: EngineHost, *, api_key: str | None = None, max_body: int = 
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
         ],
-        exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: server_error},
+        exception_handlers=handlers,
     )
 
 
@@ -90,7 +93,7 @@ def job_for(host: EngineHost, req: ApiRequest) -> Job:
         raise ApiError(400, f"speclens.draft: {req.draft!r} is not loaded; use {pair.draft_name!r} or 'none' "
                        "(target-only)", param="speclens.draft", code="invalid_value")
     try:
-        input_ids = host.encode_chat(list(req.messages)) if req.kind == CHAT else host.encode_text(req.prompt)
+        input_ids = host.encode_chat(list(req.messages)) if req.kind == CHAT else host.encode_text(req.prompt or "")
     except Exception as exc:  # a chat template may refuse some turn orders
         raise ApiError(400, f"the model's chat template refused the messages: {exc}".splitlines()[0],
                        param="messages", code="invalid_value") from None
@@ -116,15 +119,18 @@ def job_for(host: EngineHost, req: ApiRequest) -> Job:
         raise ApiError(400, str(exc), code="invalid_value") from None
     return Job(input_ids, params, auto_gamma=req.gamma is None and pair.auto is not None,
                target_only=req.draft == "none", stop=req.stop,
-               messages=req.messages or ({"role": "user", "content": req.prompt},))
+               messages=req.messages or ({"role": "user", "content": req.prompt or ""},))
 
 
 async def _answer(request: Request, host: EngineHost, req: ApiRequest) -> Response:
     job = job_for(host, req)
     loop = asyncio.get_running_loop()
     items: asyncio.Queue[Step | Done] = asyncio.Queue()
+    def deliver(item: Step | Done) -> None:  # in the engine's thread: into this request's loop
+        loop.call_soon_threadsafe(items.put_nowait, item)
+
     try:
-        answer = host.submit(job, lambda item: loop.call_soon_threadsafe(items.put_nowait, item))
+        answer = host.submit(job, deliver)
     except QueueFull as exc:
         raise ApiError(429, str(exc), type="rate_limit_error", code="rate_limit_exceeded",
                        headers={"Retry-After": str(exc.retry_after)}) from None

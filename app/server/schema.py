@@ -20,7 +20,7 @@ from .errors import ApiError
 
 MAX_STOPS = 4  # as OpenAI
 # Accepted only at their neutral value: anything else asks for a sampling rule this engine does not run.
-NEUTRAL = {"frequency_penalty": (None, 0, 0.0), "presence_penalty": (None, 0, 0.0), "logit_bias": (None, {}),
+NEUTRAL: dict[str, tuple[object, ...]] = {"frequency_penalty": (None, 0, 0.0), "presence_penalty": (None, 0, 0.0), "logit_bias": (None, {}),
            "logprobs": (None, False), "top_logprobs": (None, 0), "tools": (None, []), "tool_choice": (None, "none"),
            "functions": (None, []), "response_format": (None, {"type": "text"}), "echo": (None, False),
            "suffix": (None, ""), "best_of": (None, 1)}

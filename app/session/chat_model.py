@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 from app.engine.policy import AUTO_GAMMA_START, TREE_MODES, Switch, recheck
 from app.models.specs import AUTO
 
+from .answer_loop import AnswerLoop
 from .observers import Observers
 
 if TYPE_CHECKING:
+    from app.engine.params import DecodeParams
     from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
     from app.models import LoadedModel
@@ -134,29 +136,29 @@ class ChatModel:
         self.target_spec, self.draft_spec = target.spec, draft_spec
         self.switched = None
         self.static = None
-        self.live = _live_check(target)
+        from app.models.live_check import LiveCheck
+
+        self.live = LiveCheck.of(target)
         self.pair_changed.emit()
         return changed
 
-    def observe(self, r) -> None:
-        """A round of the running answer (a RoundEvent): to the live γ controller, and, on the dynamic cache
-        the profile timed, to the live check of the machine profile."""
-        if self.auto is not None:
-            self.auto.observe(r)
-        if self.live is not None and self.static is None:
-            self.live.observe(r)
+    def answer(self, params: DecodeParams | Callable[[], DecodeParams], *, gamma_auto: bool | Callable[[], bool] = True,
+               target_only: bool = False, step: float | None = None) -> AnswerLoop:
+        """One answer on the loaded pair (its drafter unless target_only, the compiled steps while on), followed
+        live by the pair's controller and machine check (answer_loop.py). step: the target-only step last
+        timed in this chat."""
+        if self.target is None:
+            raise RuntimeError("no pair is loaded")
+        return AnswerLoop(target=self.target, params=params, drafter=None if target_only else self.drafter,
+                          static=self.static, controller=self.auto, gamma_auto=gamma_auto, check=self.live, step=step)
 
     def check_machine(self) -> Disagreement | None:
-        """After an answer: when live rounds disagree with the target's machine profile (live_check.py), the
-        profile is marked disputed in the cache and the disagreement returned; the front end then loads the
-        pair again (LoadRequest(remeasure=True), Models ▸ Measure this machine again), which measures anew."""
-        if self.live is None or (why := self.live.disagreement) is None:
-            return None
-        from app.models.live_check import dispute
-
-        if self.target is not None and self.target.profile is not None:
-            self.target.profile = dispute(self.target.profile, why)
-        self.live = None  # one verdict per loaded profile: the next load measures again
+        """After an answer: when its rounds and the ones before disagree with the target's machine profile
+        (live_check.py), the profile is marked disputed in the cache and the disagreement returned, once per
+        loaded profile; the next load measures anew (Models ▸ Measure this machine again does it now)."""
+        why = self.live.verdict() if self.live is not None else None
+        if why is not None and self.target is not None and self.live is not None:
+            self.target.profile = self.live.profile
         return why
 
     def recheck(self, measured: float | None, new_tokens: int) -> Switch | None:
@@ -203,11 +205,3 @@ class ChatModel:
             return hand_gamma
         return self.auto.gamma_max if self.auto is not None else AUTO_GAMMA_START
 
-
-def _live_check(target: LoadedModel) -> LiveCheck | None:
-    """The live check of a target whose profile has its step timed (a drafter selection ran); else None."""
-    if target.profile is None or target.profile.verify is None:
-        return None
-    from app.models.live_check import LiveCheck
-
-    return LiveCheck(target.profile)

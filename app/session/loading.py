@@ -30,7 +30,7 @@ class LoadRequest:
     cancel: threading.Event | None = None  # set when the app closes: the load stops at its next stage
     anyway: Selection | None = None  # auto's target-only choice: build its fastest measured drafter instead
     tree: bool | None = None  # token trees: None lets the measurement choose, True/False force them (TREE_MODES)
-    remeasure: bool = False  # Models ▸ Measure this machine again: the target reloads and every timing is taken anew
+    remeasure: bool = False  # the target reloads and every timing is taken anew (Models ▸ Measure this machine again)
 
 
 @dataclass

@@ -87,42 +87,42 @@
         <translation>c（草稿步 / 目标步）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="167"/>
+        <location filename="../../app/gui/lab.py" line="164"/>
         <source>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;α&lt;/b&gt; = Σ min(p, q) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="168"/>
+        <location filename="../../app/gui/lab.py" line="165"/>
         <source>&lt;b&gt;residual&lt;/b&gt; norm(max(p − q, 0)) = {0}</source>
         <translation>&lt;b&gt;残差分布&lt;/b&gt; norm(max(p − q, 0)) = {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="169"/>
+        <location filename="../../app/gui/lab.py" line="166"/>
         <source>&lt;b&gt;output, correct rule&lt;/b&gt;: min(p, q) + (1 − α)·residual = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，正确规则&lt;/b&gt;：min(p, q) + (1 − α)·残差 = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="170"/>
+        <location filename="../../app/gui/lab.py" line="167"/>
         <source>&lt;b&gt;output, wrong rule&lt;/b&gt; (resample from p): min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>&lt;b&gt;输出，错误规则&lt;/b&gt;（从 p 重新采样）：min(p, q) + (1 − α)·p = &lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="172"/>
+        <location filename="../../app/gui/lab.py" line="169"/>
         <source>&lt;b&gt;E[tokens per round]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp; (simulated {1})</source>
         <translation>&lt;b&gt;E[每轮词元数]&lt;/b&gt; = (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / (1 − α) = &lt;b&gt;{0:.3f}&lt;/b&gt; &amp;nbsp;（模拟值 {1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="174"/>
+        <location filename="../../app/gui/lab.py" line="171"/>
         <source>&lt;b&gt;speedup&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</source>
         <translation>&lt;b&gt;加速比&lt;/b&gt; ≈ (1 − α&lt;sup&gt;γ+1&lt;/sup&gt;) / ((1 − α)(1 + γc)) = {0:.3f} / (1 + {1}·{2:.2f}) = &lt;b&gt;{3:.2f}×&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="176"/>
+        <location filename="../../app/gui/lab.py" line="173"/>
         <source>Simulated rounds: &lt;b&gt;{0}&lt;/b&gt;</source>
         <translation>已模拟轮数：&lt;b&gt;{0}&lt;/b&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab.py" line="179"/>
+        <location filename="../../app/gui/lab.py" line="176"/>
         <source>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; correct rule (residual) &amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; wrong rule (resample from p) &amp;nbsp; — p (the target) &amp;nbsp; - - the wrong rule&apos;s law &amp;nbsp; I 95% band · first token of each round, decided by the engine&apos;s own acceptance code</source>
         <translation>&lt;span style=&apos;color:{0}&apos;&gt;■&lt;/span&gt; 正确规则（残差）&amp;nbsp; &lt;span style=&apos;color:{1}&apos;&gt;■&lt;/span&gt; 错误规则（从 p 重新采样）&amp;nbsp; — p（目标）&amp;nbsp; - - 错误规则的分布 &amp;nbsp; I 95% 置信带 · 每轮的第一个词元，由引擎自身的接受代码判定</translation>
     </message>
@@ -130,32 +130,32 @@
 <context>
     <name>ChatFlow</name>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="61"/>
+        <location filename="../../app/gui/chat_flow.py" line="81"/>
         <source>Could not save the message: {0}</source>
         <translation>无法保存消息：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="88"/>
+        <location filename="../../app/gui/chat_flow.py" line="109"/>
         <source>The chat template failed: {0}</source>
         <translation>对话模板出错：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="100"/>
+        <location filename="../../app/gui/chat_flow.py" line="123"/>
         <source>Timing target-only steps …</source>
         <translation>正在计时仅目标模型的步骤…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="100"/>
+        <location filename="../../app/gui/chat_flow.py" line="123"/>
         <source>Generating …</source>
         <translation>正在生成…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="149"/>
+        <location filename="../../app/gui/chat_flow.py" line="172"/>
         <source>Answer copied</source>
         <translation>已复制回答</translation>
     </message>
     <message>
-        <location filename="../../app/gui/chat_flow.py" line="158"/>
+        <location filename="../../app/gui/chat_flow.py" line="181"/>
         <source>Editing an earlier message: Send replaces it and everything after it (Esc cancels).</source>
         <translation>正在编辑较早的消息：发送将替换它及其后的全部内容（Esc 取消）。</translation>
     </message>
@@ -241,32 +241,32 @@ Draft: {1}</source>
 <context>
     <name>ControlsPanel</name>
     <message>
-        <location filename="../../app/gui/controls.py" line="47"/>
+        <location filename="../../app/gui/controls.py" line="46"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="54"/>
+        <location filename="../../app/gui/controls.py" line="53"/>
         <source>Target</source>
         <translation>目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="55"/>
+        <location filename="../../app/gui/controls.py" line="54"/>
         <source>Draft</source>
         <translation>草稿模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="58"/>
+        <location filename="../../app/gui/controls.py" line="57"/>
         <source>Decoding · applies at the next round</source>
         <translation>解码 · 下一轮生效</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="61"/>
+        <location filename="../../app/gui/controls.py" line="60"/>
         <source>auto</source>
         <translation>自动</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="62"/>
+        <location filename="../../app/gui/controls.py" line="61"/>
         <source>draft length γ per round; auto re-chooses it every round from the measured acceptance, draft cost and verify cost</source>
         <translation>每轮草稿长度 γ；自动模式每轮根据实测接受率、草稿成本和验证成本重新选择</translation>
     </message>
@@ -331,57 +331,47 @@ Draft: {1}</source>
         <translation>在 GPU 上将草稿步骤与验证步骤记录为 CUDA 图。第一次准备需要一分以上的时间，完成后可以发送下一条消息；输出的词元完全一样。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="136"/>
+        <location filename="../../app/gui/controls.py" line="130"/>
         <source>auto (fastest measured on this machine)</source>
         <translation>自动（本机实测最快）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="138"/>
-        <source>reduced-precision copy of the target</source>
-        <translation>目标模型的低精度副本</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/controls.py" line="139"/>
-        <source>prompt lookup (n-grams from the prompt)</source>
-        <translation>提示查找（取自提示的 n-gram）</translation>
-    </message>
-    <message>
-        <location filename="../../app/gui/controls.py" line="144"/>
+        <location filename="../../app/gui/controls.py" line="137"/>
         <source>none (target only)</source>
         <translation>无（仅目标模型）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="147"/>
+        <location filename="../../app/gui/controls.py" line="140"/>
         <source>Browse folder…</source>
         <translation>浏览文件夹…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="148"/>
+        <location filename="../../app/gui/controls.py" line="141"/>
         <source>Browse .gguf file…</source>
         <translation>浏览 .gguf 文件…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="161"/>
+        <location filename="../../app/gui/controls.py" line="154"/>
         <source>{0} · α {1} (T=0), {2} (T=0.7) · c {3}</source>
         <translation>{0} · α {1}（T=0），{2}（T=0.7）· c {3}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="165"/>
+        <location filename="../../app/gui/controls.py" line="158"/>
         <source>trained draft in {0}</source>
         <translation>训练好的草稿模型，位于 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="179"/>
+        <location filename="../../app/gui/controls.py" line="172"/>
         <source>Model folder (save_pretrained)</source>
         <translation>模型文件夹（save_pretrained）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="181"/>
+        <location filename="../../app/gui/controls.py" line="174"/>
         <source>GGUF model</source>
         <translation>GGUF 模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/controls.py" line="181"/>
+        <location filename="../../app/gui/controls.py" line="174"/>
         <source>GGUF (*.gguf)</source>
         <translation>GGUF 文件 (*.gguf)</translation>
     </message>
@@ -586,34 +576,52 @@ Draft: {1}</source>
     </message>
 </context>
 <context>
+    <name>Drafters</name>
+    <message>
+        <location filename="../../app/models/specs.py" line="70"/>
+        <source>prompt lookup (n-grams from the prompt)</source>
+        <translation>提示查找（取自提示的 n-gram）</translation>
+    </message>
+    <message>
+        <location filename="../../app/models/specs.py" line="72"/>
+        <source>reduced-precision copy of the target</source>
+        <translation>目标模型的低精度副本</translation>
+    </message>
+</context>
+<context>
     <name>Examples</name>
     <message>
-        <location filename="../../app/gui/examples.py" line="28"/>
+        <location filename="../../app/gui/examples.py" line="29"/>
         <source>Mostly accepted: the self-draft agrees with the target</source>
         <translation>大多被接受：自草稿与目标模型一致</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="30"/>
+        <location filename="../../app/gui/examples.py" line="31"/>
         <source>Many corrections: prompt lookup guessing at a poem</source>
         <translation>大量修正：提示查找在猜一首诗</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="32"/>
+        <location filename="../../app/gui/examples.py" line="33"/>
         <source>Prompt lookup shines: copying from the prompt</source>
         <translation>提示查找大显身手：从提示中复制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="62"/>
-        <source>{0}: {1:.2f}× target-only on this machine, slower</source>
-        <translation>{0}：本机为仅目标模型的 {1:.2f}×，更慢</translation>
+        <location filename="../../app/gui/examples.py" line="95"/>
+        <source>{0} is predicted at {1:.2f}× target-only on this machine on average, slower</source>
+        <translation>{0} 在本机上预测为仅目标模型的 {1:.2f}×（各对话的均值），更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="64"/>
-        <source>{0}: {1:.2f}× target-only on this machine</source>
-        <translation>{0}：本机为仅目标模型的 {1:.2f}×</translation>
+        <location filename="../../app/gui/examples.py" line="104"/>
+        <source>measured here: {0:.2f}× target-only, slower</source>
+        <translation>本机实测：仅目标模型的 {0:.2f}×，更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/examples.py" line="77"/>
+        <location filename="../../app/gui/examples.py" line="106"/>
+        <source>measured here: {0:.2f}× target-only</source>
+        <translation>本机实测：仅目标模型的 {0:.2f}×</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/examples.py" line="117"/>
         <source>This example shows the colours, not a speedup: {0}</source>
         <translation>此示例只为显示词元的状态，不是加速：{0}</translation>
     </message>
@@ -621,7 +629,7 @@ Draft: {1}</source>
 <context>
     <name>GraphicsScene</name>
     <message>
-        <location filename="../../app/gui/i18n.py" line="84"/>
+        <location filename="../../app/gui/i18n.py" line="85"/>
         <source>Export...</source>
         <translation>导出…</translation>
     </message>
@@ -647,23 +655,23 @@ Draft: {1}</source>
 <context>
     <name>LabTab</name>
     <message>
-        <location filename="../../app/gui/lab_panel.py" line="96"/>
+        <location filename="../../app/gui/lab_panel.py" line="109"/>
         <source>Tokens</source>
         <translation>词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_panel.py" line="112"/>
-        <location filename="../../app/gui/lab_panel.py" line="202"/>
+        <location filename="../../app/gui/lab_panel.py" line="125"/>
+        <location filename="../../app/gui/lab_panel.py" line="215"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_panel.py" line="113"/>
+        <location filename="../../app/gui/lab_panel.py" line="126"/>
         <source>Reset counts</source>
         <translation>重置计数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/lab_panel.py" line="202"/>
+        <location filename="../../app/gui/lab_panel.py" line="215"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
@@ -689,42 +697,42 @@ Draft: {1}</source>
 <context>
     <name>Layout</name>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="46"/>
+        <location filename="../../app/gui/window_layout.py" line="47"/>
         <source>System prompt (optional) — sent before every turn of this chat</source>
         <translation>系统提示词（可选）—— 在本对话的每一轮之前发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="52"/>
+        <location filename="../../app/gui/window_layout.py" line="53"/>
         <source>Ask something…   (Ctrl+Enter sends, Esc stops)</source>
         <translation>问点什么…   （Ctrl+Enter 发送，Esc 停止）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="55"/>
+        <location filename="../../app/gui/window_layout.py" line="56"/>
         <source>Send</source>
         <translation>发送</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="56"/>
+        <location filename="../../app/gui/window_layout.py" line="57"/>
         <source>Stop</source>
         <translation>停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="94"/>
+        <location filename="../../app/gui/window_layout.py" line="96"/>
         <source>Conversations</source>
         <translation>对话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="95"/>
+        <location filename="../../app/gui/window_layout.py" line="97"/>
         <source>Controls</source>
         <translation>控制</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="96"/>
+        <location filename="../../app/gui/window_layout.py" line="98"/>
         <source>Statistics</source>
         <translation>统计</translation>
     </message>
     <message>
-        <location filename="../../app/gui/window_layout.py" line="97"/>
+        <location filename="../../app/gui/window_layout.py" line="99"/>
         <source>Step-through</source>
         <translation>逐轮查看</translation>
     </message>
@@ -760,22 +768,22 @@ Draft: {1}</source>
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../../app/gui/main_window.py" line="68"/>
+        <location filename="../../app/gui/main_window.py" line="126"/>
         <source>SpecLens — exact speculative decoding</source>
         <translation>SpecLens —— 精确的推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="97"/>
+        <location filename="../../app/gui/main_window.py" line="154"/>
         <source>History unavailable, this session is not saved: {0}</source>
         <translation>历史记录不可用，本次会话不会保存：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="139"/>
+        <location filename="../../app/gui/main_window.py" line="200"/>
         <source>Serve on localhost</source>
         <translation>在本机开放 API</translation>
     </message>
     <message>
-        <location filename="../../app/gui/main_window.py" line="213"/>
+        <location filename="../../app/gui/main_window.py" line="280"/>
         <source>The language changes when SpecLens next starts.</source>
         <translation>语言将在 SpecLens 下次启动时更改。</translation>
     </message>
@@ -878,93 +886,98 @@ Draft: {1}</source>
         <translation>训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="40"/>
+        <location filename="../../app/gui/menus.py" line="38"/>
+        <source>Measure this machine again</source>
+        <translation>重新测量本机</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/menus.py" line="41"/>
         <source>Target dtype</source>
         <translation>目标模型精度</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="43"/>
+        <location filename="../../app/gui/menus.py" line="44"/>
         <source>Automatic (fastest exact kernels)</source>
         <translation>自动（最快且精确）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="49"/>
+        <location filename="../../app/gui/menus.py" line="50"/>
         <source>Token trees</source>
         <translation>词元树</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="51"/>
+        <location filename="../../app/gui/menus.py" line="52"/>
         <source>Automatic (a tree where it is measured faster)</source>
         <translation>自动（实测更快时用树）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="52"/>
+        <location filename="../../app/gui/menus.py" line="53"/>
         <source>On (always a tree)</source>
         <translation>开（总是用树）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="52"/>
+        <location filename="../../app/gui/menus.py" line="53"/>
         <source>Off (chains only)</source>
         <translation>关（只用链）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="60"/>
+        <location filename="../../app/gui/menus.py" line="61"/>
         <source>&amp;View</source>
         <translation>视图(&amp;V)</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="61"/>
+        <location filename="../../app/gui/menus.py" line="62"/>
         <source>Larger text</source>
         <translation>放大文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="63"/>
+        <location filename="../../app/gui/menus.py" line="64"/>
         <source>Smaller text</source>
         <translation>缩小文字</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="64"/>
+        <location filename="../../app/gui/menus.py" line="65"/>
         <source>Reset text size</source>
         <translation>重置文字大小</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="65"/>
+        <location filename="../../app/gui/menus.py" line="66"/>
         <source>Presentation</source>
         <translation>演示模式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="67"/>
+        <location filename="../../app/gui/menus.py" line="68"/>
         <source>Theme</source>
         <translation>主题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="70"/>
-        <location filename="../../app/gui/menus.py" line="81"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
+        <location filename="../../app/gui/menus.py" line="82"/>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="70"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="70"/>
+        <location filename="../../app/gui/menus.py" line="71"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="76"/>
+        <location filename="../../app/gui/menus.py" line="77"/>
         <source>Step through rounds</source>
         <translation>逐轮查看</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="77"/>
+        <location filename="../../app/gui/menus.py" line="78"/>
         <source>Lab…</source>
         <translation>实验室…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/menus.py" line="78"/>
+        <location filename="../../app/gui/menus.py" line="79"/>
         <source>Language</source>
         <translation>语言</translation>
     </message>
@@ -972,52 +985,67 @@ Draft: {1}</source>
 <context>
     <name>ModelFlow</name>
     <message>
-        <location filename="../../app/gui/training_flow.py" line="31"/>
+        <location filename="../../app/gui/training_flow.py" line="36"/>
         <source>Load a target first</source>
         <translation>请先加载目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/training_flow.py" line="60"/>
+        <location filename="../../app/gui/training_flow.py" line="65"/>
         <source>Training a draft …</source>
         <translation>正在训练草稿模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/training_flow.py" line="74"/>
+        <location filename="../../app/gui/training_flow.py" line="81"/>
         <source>Draft training finished</source>
         <translation>草稿模型训练完成</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="148"/>
+        <location filename="../../app/gui/model_flow.py" line="185"/>
         <source>Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} (against target-only steps timed in this chat).</source>
         <translation>已切换为仅目标模型：上一个回答使用 {1} 时只有仅目标模型的 {0:.2f}×（与本对话中计时的仅目标模型步骤相比）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="151"/>
+        <location filename="../../app/gui/model_flow.py" line="188"/>
         <source>Switched to target-only: the live acceptance at draft position 1 (α₁ {0:.2f}) and draft cost (c {1:.2f}) predict {2} at {3:.2f}× target-only on this machine.</source>
         <translation>已切换为仅目标模型：实时的第 1 个草稿位置接受率 α（{0:.2f}）和草稿成本（c {1:.2f}）预测 {2} 在本机上只有仅目标模型的 {3:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="137"/>
+        <location filename="../../app/gui/model_flow.py" line="174"/>
         <source>Running target-only: no draft is predicted to be faster here. {0}</source>
         <translation>正在仅用目标模型运行：预计没有草稿模型能在此更快。{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="55"/>
+        <location filename="../../app/gui/model_flow.py" line="75"/>
         <source>Loading models …</source>
         <translation>正在加载模型…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="107"/>
+        <location filename="../../app/gui/model_flow.py" line="92"/>
+        <source>slower</source>
+        <translation>更慢</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="93"/>
+        <source>faster</source>
+        <translation>更快</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="94"/>
+        <source>Live rounds ran {0:.0f}% {1} than this machine&apos;s profile (median of {2} rounds): the next load measures it again, or now with Models ▸ Measure this machine again.</source>
+        <translation>实时轮次比本机的测量{1} {0:.0f}%（{2} 轮的中位数）：下次加载时会重新测量，或者这就使用 模型 → 重新测量本机。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/model_flow.py" line="144"/>
         <source>Ready · loaded in {0:.1f} s</source>
         <translation>就绪 · 加载用时 {0:.1f} 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="119"/>
+        <location filename="../../app/gui/model_flow.py" line="156"/>
         <source>Could not load the model</source>
         <translation>无法加载模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="123"/>
+        <location filename="../../app/gui/model_flow.py" line="160"/>
         <source>Could not load the models: {0} — choose another target or draft on the right.</source>
         <translation>无法加载模型：{0} —— 请在右侧选择其他目标模型或草稿模型。</translation>
     </message>
@@ -1032,57 +1060,57 @@ Draft: {1}</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="140"/>
+        <location filename="../../app/gui/model_flow.py" line="177"/>
         <source>Slower than target-only: {0} is predicted at {1:.2f}×, because {2}. Choose draft &apos;auto&apos;.</source>
         <translation>比仅目标模型更慢：预测 {0} 为 {1:.2f}×，原因是 {2}。请选择草稿“自动”。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="159"/>
+        <location filename="../../app/gui/model_flow.py" line="196"/>
         <source>Target-only (switched live)</source>
         <translation>仅目标模型（已实时切换）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="163"/>
+        <location filename="../../app/gui/model_flow.py" line="200"/>
         <source>cached timings</source>
         <translation>缓存的计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="163"/>
+        <location filename="../../app/gui/model_flow.py" line="200"/>
         <source>timed at load</source>
         <translation>加载时计时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="167"/>
+        <location filename="../../app/gui/model_flow.py" line="204"/>
         <source>target-only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="168"/>
+        <location filename="../../app/gui/model_flow.py" line="205"/>
         <source>Target-only: {0}</source>
         <translation>仅目标模型：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="171"/>
+        <location filename="../../app/gui/model_flow.py" line="208"/>
         <source>tree {0} · {1:.1f} tokens a round · auto&apos;s plan {2:.2f}×</source>
         <translation>树 {0} · 每轮 {1:.1f} 个词元 · auto 的计划 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="173"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>γ auto {0}</source>
         <translation>γ 自动 {0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="173"/>
+        <location filename="../../app/gui/model_flow.py" line="210"/>
         <source>γ fixed</source>
         <translation>γ 固定</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="175"/>
+        <location filename="../../app/gui/model_flow.py" line="212"/>
         <source>Slower than target-only: auto&apos;s plan {0:.2f}× · {1}</source>
         <translation>比仅目标模型更慢：auto 的计划 {0:.2f}× · {1}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="177"/>
+        <location filename="../../app/gui/model_flow.py" line="214"/>
         <source>{0} · auto&apos;s plan {1:.2f}×</source>
         <translation>{0} · auto 的计划 {1:.2f}×</translation>
     </message>
@@ -1240,115 +1268,117 @@ Draft: {1}</source>
 <context>
     <name>PlotsPanel</name>
     <message>
-        <location filename="../../app/gui/plots.py" line="83"/>
+        <location filename="../../app/gui/plots.py" line="87"/>
+        <location filename="../../app/gui/plots.py" line="309"/>
         <source>Acceptance · speedup</source>
         <translation>接受 · 加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="84"/>
+        <location filename="../../app/gui/plots.py" line="88"/>
+        <location filename="../../app/gui/plots.py" line="309"/>
         <source>By position · tokens/s</source>
         <translation>按位置 · 词元/秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="92"/>
+        <location filename="../../app/gui/plots.py" line="96"/>
         <source>share of rounds</source>
         <translation>轮次占比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="92"/>
+        <location filename="../../app/gui/plots.py" line="96"/>
         <source>drafts accepted per round</source>
         <translation>每轮接受的草稿数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="93"/>
+        <location filename="../../app/gui/plots.py" line="97"/>
         <source>speedup ×</source>
         <translation>加速比 ×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="93"/>
-        <location filename="../../app/gui/plots.py" line="95"/>
+        <location filename="../../app/gui/plots.py" line="97"/>
+        <location filename="../../app/gui/plots.py" line="99"/>
         <source>tokens in this message</source>
         <translation>本条消息的词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="94"/>
+        <location filename="../../app/gui/plots.py" line="98"/>
         <source>acceptance rate</source>
         <translation>接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="94"/>
+        <location filename="../../app/gui/plots.py" line="98"/>
         <source>draft position</source>
         <translation>草稿位置</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="95"/>
+        <location filename="../../app/gui/plots.py" line="99"/>
         <source>tokens / s</source>
         <translation>词元 / 秒</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="128"/>
+        <location filename="../../app/gui/plots.py" line="132"/>
         <source>Blue: the speedup measured so far in this answer, against target-only steps timed on this machine. Dashed: &quot;this answer so far&quot;, Leviathan et al.&apos;s formula on this answer&apos;s acceptance and draft cost. The status bar&apos;s &quot;auto&apos;s plan&quot; is the same formula on the figures timed at load, before the answer.</source>
         <translation>实线：本回答到目前为止实测的加速比，相对于在本机上计时的仅目标模型步骤。点划线：“本回答到目前为止”，即 Leviathan 的加速比式子，用本回答的接受率和草稿开销。状态栏的“auto 的计划”用同一式子，数据为加载时计时的，在回答之前。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="203"/>
+        <location filename="../../app/gui/plots.py" line="207"/>
         <source>Accepted drafts per round ({0} rounds)</source>
         <translation>每轮接受的草稿数（{0} 轮）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="204"/>
-        <location filename="../../app/gui/plots.py" line="235"/>
+        <location filename="../../app/gui/plots.py" line="208"/>
+        <location filename="../../app/gui/plots.py" line="239"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="204"/>
+        <location filename="../../app/gui/plots.py" line="208"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="204"/>
-        <location filename="../../app/gui/plots.py" line="235"/>
+        <location filename="../../app/gui/plots.py" line="208"/>
+        <location filename="../../app/gui/plots.py" line="239"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="218"/>
+        <location filename="../../app/gui/plots.py" line="222"/>
         <source>Measured slower than target-only so far ({0:.2f}×) on this machine.</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="224"/>
+        <location filename="../../app/gui/plots.py" line="228"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="225"/>
+        <location filename="../../app/gui/plots.py" line="229"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="226"/>
+        <location filename="../../app/gui/plots.py" line="230"/>
         <source>this answer so far</source>
         <translation>本回答到目前为止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="234"/>
+        <location filename="../../app/gui/plots.py" line="238"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="247"/>
+        <location filename="../../app/gui/plots.py" line="251"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="248"/>
+        <location filename="../../app/gui/plots.py" line="252"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="249"/>
+        <location filename="../../app/gui/plots.py" line="253"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>
@@ -1356,42 +1386,42 @@ Draft: {1}</source>
 <context>
     <name>Policy</name>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="187"/>
+        <location filename="../../app/gui/model_flow.py" line="224"/>
         <source>draft costs {0:.2f} target steps on this {1}</source>
         <translation>在这台 {1} 上，草稿模型的开销为 {0:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="190"/>
+        <location filename="../../app/gui/model_flow.py" line="227"/>
         <source>it proposes in only {0:.0%} of rounds here</source>
         <translation>在这里它只在 {0:.0%} 的轮次中提出草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="192"/>
+        <location filename="../../app/gui/model_flow.py" line="229"/>
         <source>a tree does not pay here: its best, {0} nodes, accepts {1:.2f} tokens a round for a verify cost of {2:.2f} target steps</source>
         <translation>词元树在这里不划算：最好的 {0} 个节点的树每轮接受 {1:.2f} 个词元，而验证要花 {2:.2f} 个目标步</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="195"/>
+        <location filename="../../app/gui/model_flow.py" line="232"/>
         <source>acceptance α {0:.2f} is too low for a verify cost of {1:.2f} target steps</source>
         <translation>接受率 α {0:.2f} 太低，抵不过 {1:.2f} 个目标步的验证开销</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="202"/>
+        <location filename="../../app/gui/model_flow.py" line="239"/>
         <source>target-only: no drafter available</source>
         <translation>仅目标模型：没有可用的草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="204"/>
+        <location filename="../../app/gui/model_flow.py" line="241"/>
         <source>target-only: no draft is predicted to be faster on this {0} ({1})</source>
         <translation>仅目标模型：在这台 {0} 上没有草稿预计更快（{1}）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="208"/>
+        <location filename="../../app/gui/model_flow.py" line="245"/>
         <source>{0}, tree of {1} nodes: predicted {2:.2f}× target-only</source>
         <translation>{0}，{1} 个节点的树：预测为仅目标模型的 {2:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/model_flow.py" line="210"/>
+        <location filename="../../app/gui/model_flow.py" line="247"/>
         <source>{0}, γ {1}: predicted {2:.2f}× target-only</source>
         <translation>{0}，γ {1}：预计为仅目标模型的 {2:.2f}×</translation>
     </message>
@@ -1478,37 +1508,37 @@ Draft: {1}</source>
 <context>
     <name>Race</name>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="99"/>
+        <location filename="../../app/gui/race_flow.py" line="118"/>
         <source>Type a prompt to race first</source>
         <translation>请先输入一个提示再比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="110"/>
+        <location filename="../../app/gui/race_flow.py" line="129"/>
         <source>The {0} draft has no token-tree form to race</source>
         <translation>草稿 {0} 没有可用于比赛的词元树形式</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="116"/>
+        <location filename="../../app/gui/race_flow.py" line="135"/>
         <source>Racing: two runs, one after the other …</source>
         <translation>比赛中：两次运行，依次进行…</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="123"/>
+        <location filename="../../app/gui/race_flow.py" line="144"/>
         <source>Race measured · replaying side by side</source>
         <translation>比赛已测量 · 并排回放</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="128"/>
+        <location filename="../../app/gui/race_flow.py" line="149"/>
         <source>The race failed: {0}</source>
         <translation>比赛失败：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="157"/>
+        <location filename="../../app/gui/race_flow.py" line="178"/>
         <source>Save race</source>
         <translation>保存比赛</translation>
     </message>
     <message>
-        <location filename="../../app/gui/race_flow.py" line="158"/>
+        <location filename="../../app/gui/race_flow.py" line="179"/>
         <source>SpecLens recordings (*{0})</source>
         <translation>SpecLens 录制 (*{0})</translation>
     </message>
@@ -1650,37 +1680,37 @@ Draft: {1}</source>
 <context>
     <name>ServeFlow</name>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="54"/>
+        <location filename="../../app/gui/serve_flow.py" line="61"/>
         <source>Load a model pair and wait for the answer to end first</source>
         <translation>请先加载模型对，并等待当前回答结束</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="72"/>
+        <location filename="../../app/gui/serve_flow.py" line="79"/>
         <source>The local server could not start: no free port on 127.0.0.1</source>
         <translation>本机 API 无法启动：127.0.0.1 上没有可用的 TCP port</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="76"/>
+        <location filename="../../app/gui/serve_flow.py" line="83"/>
         <source>Serving {0} at {1}/v1 (OpenAI-compatible): answers requested there appear here. Models ▸ Serve on localhost stops it.</source>
         <translation>正在 {1}/v1 开放 {0}（OpenAI API）：经它发来的问题的回答会显示在这里。再次选择“模型 → 在本机开放 API”即可停止。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="94"/>
+        <location filename="../../app/gui/serve_flow.py" line="101"/>
         <source>Serving stopped</source>
         <translation>本机 API 已停止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="97"/>
+        <location filename="../../app/gui/serve_flow.py" line="105"/>
         <source>Serving at {0}/v1 · waiting for requests</source>
         <translation>本机 API {0}/v1 · 等待问题</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="130"/>
+        <location filename="../../app/gui/serve_flow.py" line="139"/>
         <source>Could not save the request: {0}</source>
         <translation>无法保存问题：{0}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/serve_flow.py" line="137"/>
+        <location filename="../../app/gui/serve_flow.py" line="148"/>
         <source>Answering a request from the local server …</source>
         <translation>正在回答本机 API 收到的问题…</translation>
     </message>
@@ -1688,53 +1718,53 @@ Draft: {1}</source>
 <context>
     <name>SpeculationOffer</name>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="26"/>
-        <location filename="../../app/gui/speculation_offer.py" line="54"/>
+        <location filename="../../app/gui/speculation_offer.py" line="31"/>
+        <location filename="../../app/gui/speculation_offer.py" line="59"/>
         <source>Show speculation anyway</source>
         <translation>仍然显示推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="51"/>
+        <location filename="../../app/gui/speculation_offer.py" line="56"/>
         <source>Show speculation anyway ({0}, {1:.2f}× on this machine)</source>
         <translation>仍然显示推测解码（{0}，本机 {1:.2f}×）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="67"/>
+        <location filename="../../app/gui/speculation_offer.py" line="72"/>
         <source>Speculating anyway with {0}: it ran at {1:.2f}× target-only on this machine.</source>
         <translation>仍用 {0} 推测解码：它在本机的速度是仅目标模型的 {1:.2f}×。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="73"/>
+        <location filename="../../app/gui/speculation_offer.py" line="78"/>
         <source>Speculating with {0} anyway: {1:.2f}× on this machine</source>
         <translation>仍用 {0} 推测解码：本机 {1:.2f}×</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="82"/>
+        <location filename="../../app/gui/speculation_offer.py" line="87"/>
         <source>Replay: speculating with {0}</source>
         <translation>回放：用 {0} 推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="83"/>
+        <location filename="../../app/gui/speculation_offer.py" line="88"/>
         <source>Replay: target only</source>
         <translation>回放：仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="86"/>
+        <location filename="../../app/gui/speculation_offer.py" line="91"/>
         <source>Target only: speculation is slower on this machine</source>
         <translation>仅目标模型：本机上推测解码更慢</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="87"/>
+        <location filename="../../app/gui/speculation_offer.py" line="92"/>
         <source>Target only</source>
         <translation>仅目标模型</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="90"/>
+        <location filename="../../app/gui/speculation_offer.py" line="95"/>
         <source>Speculating with {0}</source>
         <translation>用 {0} 推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/speculation_offer.py" line="91"/>
+        <location filename="../../app/gui/speculation_offer.py" line="96"/>
         <source>Speculating with {0}, {1:.2f}× on this machine</source>
         <translation>用 {0} 推测解码，本机 {1:.2f}×</translation>
     </message>
@@ -1795,98 +1825,98 @@ Draft: {1}</source>
 <context>
     <name>StepThrough</name>
     <message>
-        <location filename="../../app/gui/step_view.py" line="89"/>
-        <location filename="../../app/gui/step_view.py" line="188"/>
+        <location filename="../../app/gui/step_view.py" line="42"/>
+        <location filename="../../app/gui/step_view.py" line="159"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="90"/>
+        <location filename="../../app/gui/step_view.py" line="43"/>
         <source>Hold the generation between rounds (Space)</source>
         <translation>在两轮之间暂停生成（空格）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="91"/>
+        <location filename="../../app/gui/step_view.py" line="44"/>
         <source>◀ Previous</source>
         <translation>◀ 上一轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="91"/>
+        <location filename="../../app/gui/step_view.py" line="44"/>
         <source>Previous round (←)</source>
         <translation>上一轮（←）</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="92"/>
+        <location filename="../../app/gui/step_view.py" line="45"/>
         <source>Next ▶</source>
         <translation>下一轮 ▶</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="92"/>
+        <location filename="../../app/gui/step_view.py" line="45"/>
         <source>Next round (→); when paused at the newest round, runs one more</source>
         <translation>下一轮（→）；在最新一轮暂停时，再运行一轮</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="94"/>
+        <location filename="../../app/gui/step_view.py" line="47"/>
         <source>Latest</source>
         <translation>最新</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="94"/>
+        <location filename="../../app/gui/step_view.py" line="47"/>
         <source>Jump to the newest round and follow</source>
         <translation>跳到最新一轮并跟随</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="188"/>
+        <location filename="../../app/gui/step_view.py" line="159"/>
         <source>Resume</source>
         <translation>继续</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="259"/>
+        <location filename="../../app/gui/step_view.py" line="230"/>
         <source>No rounds yet: send a message (or replay a recording), then pause and step with ← and →.</source>
         <translation>还没有轮次：发送一条消息（或回放一段录制），然后暂停并用 ← 和 → 逐轮查看。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="268"/>
+        <location filename="../../app/gui/step_view.py" line="236"/>
         <source>Round {0} of {1}: this round was stored without its acceptance test (reopened from history).</source>
         <translation>第 {0} 轮，共 {1} 轮：这一轮保存时没有包含接受检验（从历史记录重新打开）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="291"/>
+        <location filename="../../app/gui/step_view.py" line="295"/>
         <source>paused</source>
         <translation>已暂停</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="292"/>
+        <location filename="../../app/gui/step_view.py" line="296"/>
         <source>live</source>
         <translation>实时</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="292"/>
+        <location filename="../../app/gui/step_view.py" line="296"/>
         <source>stepping</source>
         <translation>逐轮查看中</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="294"/>
+        <location filename="../../app/gui/step_view.py" line="298"/>
         <source>{0} of {1} accepted, rejected at position {2}, then a corrected token</source>
         <translation>{1} 个中接受 {0} 个，在第 {2} 个位置被拒绝，随后是一个修正词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="297"/>
+        <location filename="../../app/gui/step_view.py" line="301"/>
         <source>all {0} accepted, then a bonus token</source>
         <translation>全部 {0} 个被接受，随后是一个奖励词元</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="299"/>
+        <location filename="../../app/gui/step_view.py" line="303"/>
         <source>no draft this round</source>
         <translation>本轮没有草稿</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="301"/>
+        <location filename="../../app/gui/step_view.py" line="305"/>
         <source>&lt;b&gt;Round {0} of {1}&lt;/b&gt; · γ = {2} · {3} · emitted {4} · &lt;i&gt;{5}&lt;/i&gt;</source>
         <translation>&lt;b&gt;第 {0} 轮，共 {1} 轮&lt;/b&gt; · γ = {2} · {3} · 输出 {4} 个 · &lt;i&gt;{5}&lt;/i&gt;</translation>
     </message>
     <message>
-        <location filename="../../app/gui/step_view.py" line="316"/>
+        <location filename="../../app/gui/step_view.py" line="320"/>
         <source>Drafted: {0}</source>
         <translation>草稿：{0}</translation>
     </message>
@@ -1894,7 +1924,7 @@ Draft: {1}</source>
 <context>
     <name>TokenDetails</name>
     <message>
-        <location filename="../../app/gui/token_details.py" line="18"/>
+        <location filename="../../app/gui/token_details.py" line="20"/>
         <source>Hover or click a token to inspect it.</source>
         <translation>将鼠标悬停或点击某个词元以查看详情。</translation>
     </message>
@@ -1990,32 +2020,32 @@ Draft: {1}</source>
 <context>
     <name>TreePanel</name>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="57"/>
+        <location filename="../../app/gui/tree_panel.py" line="74"/>
         <source>&lt;b&gt;Token tree&lt;/b&gt;: {0} nodes verified in one pass, {1} accepted along the path</source>
         <translation>&lt;b&gt;词元树&lt;/b&gt;：一次前向验证 {0} 个节点，沿路径接受 {1} 个</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="59"/>
+        <location filename="../../app/gui/tree_panel.py" line="76"/>
         <source>u {0:.3f} ≥ p′ {1:.3f}, residual {2:.3f}</source>
         <translation>u {0:.3f} ≥ p′ {1:.3f}，剩余质量 {2:.3f}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="60"/>
+        <location filename="../../app/gui/tree_panel.py" line="77"/>
         <source>u {0:.3f} &lt; p′ {1:.3f}</source>
         <translation>u {0:.3f} &lt; p′ {1:.3f}</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="60"/>
+        <location filename="../../app/gui/tree_panel.py" line="77"/>
         <source>not tested</source>
         <translation>未检验</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="61"/>
+        <location filename="../../app/gui/tree_panel.py" line="78"/>
         <source>corrected</source>
         <translation>修正</translation>
     </message>
     <message>
-        <location filename="../../app/gui/tree_panel.py" line="61"/>
+        <location filename="../../app/gui/tree_panel.py" line="78"/>
         <source>bonus</source>
         <translation>奖励</translation>
     </message>

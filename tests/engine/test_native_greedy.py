@@ -127,12 +127,12 @@ def _chains(target, trained) -> dict:
 
 
 def _trees(target, trained) -> dict:
+    from app.engine.policy import TREE_DEPTH
     from app.models import make_drafter
-    from app.models.drafts import tree_form
 
     lookup = make_drafter("prompt-lookup", target)
-    return {"lookup tree": tree_form(lookup, 16), "feature tree": tree_form(trained, 16),
-            "union (feature + lookup)": UnionTreeDrafter(tree_form(trained, 12), tree_form(lookup, 4)),
+    return {"lookup tree": lookup.tree_form(16, TREE_DEPTH), "feature tree": trained.tree_form(16, TREE_DEPTH),
+            "union (feature + lookup)": UnionTreeDrafter(trained.tree_form(12, TREE_DEPTH), lookup.tree_form(4, TREE_DEPTH)),
             "model tree (the target as its own draft)": ModelTreeDrafter(target.model, budget=8, depth=4, top_k=3)}
 
 

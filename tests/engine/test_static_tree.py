@@ -15,7 +15,8 @@ from app.engine import DecodeParams, generate, tree_accept
 from app.engine import static as static_module
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
-from app.engine.runner import RUNNERS, Runner, begin_runner
+from app.engine.proposals import TreeRule
+from app.engine.runner import Runner, begin_runner
 from app.engine.static import StaticDecoder, StaticRoundCache
 from app.engine.static_kv import StaticModel
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
@@ -174,15 +175,17 @@ def test_one_host_sync_per_lookup_tree_round(vocab34_pair, monkeypatch):
     assert reads and set(reads) == {1}, reads
 
 
-def test_the_table_runs_tree_drafters_as_tree_rounds_on_static_caches(vocab34_pair):
-    """A drafter declares a tree; the runner table, not the drafter, picks tree rounds on the static cache."""
+def test_the_dispatch_runs_tree_drafters_as_tree_rounds_on_static_caches(vocab34_pair):
+    """A drafter declares a tree; the one round dispatch (proposals.rule_for), not the drafter, picks tree rounds
+    on the static cache, bound to the drafter's static form."""
     target, draft = vocab34_pair
     static = StaticDecoder(target, min_capacity=64)
     for kind in KINDS:
         drafter = tree_drafter(kind, target, draft)
         assert static.supports(drafter) is None and drafter.proposes == "tree"
         runner = begin_runner(target, [5, 9, 12], drafter, torch.Generator(), 8, static)
-        assert runner.rule is RUNNERS[("tree", "static")][0] and isinstance(runner.cache, StaticRoundCache)
+        assert isinstance(runner.rule, TreeRule) and runner.rule.proposer is drafter.static_form()
+        assert isinstance(runner.cache, StaticRoundCache)
     assert begin_runner(target, [5, 9, 12], None, torch.Generator(), 8, static).rule.kind == "chain"
 
 

@@ -20,12 +20,11 @@ def data_dir(tmp_path, monkeypatch):
 
 @pytest.fixture
 def window(qtbot, data_dir, tiny_pair_dirs):
-    from PySide6.QtCore import QSettings
-
-    from app.gui.main_window import MainWindow, settings_file
+    from app.gui.main_window import MainWindow
+    from app.gui.settings import Settings
 
     # chains: the tests of this window hand-set γ and fix the seed, and a tree's round kind would depend on timings
-    QSettings(str(settings_file()), QSettings.Format.IniFormat).setValue("tree", "off")
+    Settings().tree = "off"
     target, draft = tiny_pair_dirs
     win = MainWindow(target_spec=str(target), draft_spec=str(draft))
     qtbot.addWidget(win)  # closed at teardown: the engine thread is shut down through closeEvent
@@ -52,13 +51,13 @@ def inject_costs(monkeypatch, tmp_path, costs: dict[str, tuple[float, float]]) -
 def auto_rig(qtbot, data_dir, tiny_pair_dirs, monkeypatch, tmp_path):
     """make(costs) -> the model flow with its collaborators, the tiny target loaded with draft 'auto' among
     drafters of injected cost: (c, alpha) per spec."""
-    from PySide6.QtCore import QSettings
+    from app.gui.settings import Settings
 
     rigs = []
 
     def make(costs: dict[str, tuple[float, float]]):
         inject_costs(monkeypatch, tmp_path, costs)
-        rig = ModelRig(QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat))
+        rig = ModelRig(Settings(data_dir / "settings.ini"))
         rigs.append(rig)
         rig.model_flow.load_models(str(tiny_pair_dirs[0]), "auto")
         qtbot.waitUntil(lambda: rig.model.target is not None and rig.model.idle, timeout=60_000)
@@ -109,10 +108,10 @@ def chat_rig(qtbot, data_dir, tiny_pair_dirs):
 @pytest.fixture
 def model_rig(qtbot, data_dir, tiny_pair_dirs):
     """The model flow with its collaborators, the tiny pair loaded through it as chains."""
-    from PySide6.QtCore import QSettings
+    from app.gui.settings import Settings
 
-    settings = QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat)
-    settings.setValue("tree", "off")
+    settings = Settings(data_dir / "settings.ini")
+    settings.tree = "off"
     rig = ModelRig(settings)
     rig.model.set_tree_mode("off")
     rig.model_flow.load_models(*map(str, tiny_pair_dirs))

@@ -28,9 +28,10 @@ from app.gui.playback_bar import PlaybackBar
 from app.gui.plots import PlotsPanel
 from app.gui.queued_question import QueuedQuestion
 from app.gui.recording_flow import RecordingFlow
+from app.gui.round_gate import RoundGate
 from app.gui.send_buttons import SendButtons
 from app.gui.status import WindowStatus
-from app.gui.step_view import RoundGate, StepThrough
+from app.gui.step_view import StepThrough
 from app.gui.theme import LIGHT
 from app.gui.token_details import TokenDetails
 from app.gui.worker import GenerationWorker
@@ -49,7 +50,6 @@ class Parts:
         self.store = HistoryStore()  # in SPECLENS_DATA_DIR (the data_dir fixture)
         self.controls = ControlsPanel()
         self.status = WindowStatus(self.model, self.stats, self.controls.gamma_is_auto)
-        self.model.pair_changed.connect(lambda: self.controls.set_auto_gamma(self.model.auto))
         self.chat = ChatView(LIGHT, self.conversation)
         self.controls.show_rejected_changed.connect(self.chat.set_show_rejected)
         self.step = StepThrough(LIGHT)
@@ -136,9 +136,10 @@ class ChatRig(Parts):
         self.engine = Engine(self)
         self.worker = self.engine.worker
         self.queued = QueuedQuestion(self.input)
-        self.chat_flow = ChatFlow(self.conversation, self.model, self.store, self.status, self.answers, self.queued,
-                                  self.input, self.controls, self.round_gate, self.details, self.recordings,
-                                  self.stats, self.worker)
+        self.chat_flow = ChatFlow(conversation=self.conversation, model=self.model, store=self.store,
+                                  status=self.status, answers=self.answers, queued=self.queued, input_box=self.input,
+                                  controls=self.controls, round_gate=self.round_gate, details=self.details,
+                                  recordings=self.recordings, stats=self.stats, worker=self.worker)
         self.send_button, self.stop_button = QPushButton("Send"), QPushButton("Stop")
         self.chat.token_hovered.connect(self.chat_flow.show_token)
         self.chat.token_clicked.connect(self.chat_flow.show_token)
@@ -168,8 +169,10 @@ class ModelRig(ChatRig):
         for worker in (self.loader, self.distill_worker):
             worker.moveToThread(self.engine.thread)
         self.compile_flow = CompileFlow(self.model, self.worker, self.controls, self.status, self.stats)
-        self.model_flow = ModelFlow(self.model, self.conversation, settings, self.status, self.stats, self.controls,
-                                    self.step, self.details, self.queued, self.compile_flow, self.loader)
+        self.model_flow = ModelFlow(model=self.model, conversation=self.conversation, settings=settings,
+                                    status=self.status, stats=self.stats, controls=self.controls, step=self.step,
+                                    details=self.details, queued=self.queued, compile_flow=self.compile_flow,
+                                    loader=self.loader)
         for signal, slot in ((self.loader.progress, self.model_flow.load_progress),
                              (self.loader.loaded, self.model_flow.use_models),
                              (self.loader.failed, self.model_flow.load_failed),
@@ -177,6 +180,7 @@ class ModelRig(ChatRig):
             signal.connect(slot)
         self.model_flow.loaded.connect(lambda _result: self.chat_flow.release_queued())
         self.conversation.answer_ended.connect(lambda _index: self.model_flow.recheck_choice())
+        self.conversation.answer_ended.connect(lambda _index: self.model_flow.check_machine())
         self._owned[:0] = [self.loader, self.distill_worker]
         self.own(self.compile_flow, self.model_flow)
 

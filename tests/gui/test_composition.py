@@ -37,7 +37,8 @@ def breaches(source: str, flows: dict[str, type]) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "__init__":
-            found += [f"takes the window: {a.arg}" for a in node.args.args if a.arg in ("window", "w")]
+            handed = [*node.args.args, *node.args.kwonlyargs]
+            found += [f"takes the window: {a.arg}" for a in handed if a.arg in ("window", "w")]
         if not isinstance(node, ast.Attribute):
             continue
         if node.attr == "window":
@@ -82,3 +83,27 @@ class Planted:
     assert any(".window" in f for f in found) and any("private _flush" in f for f in found)
     assert any("reads answers.flush_timer" in f for f in found)
     assert not any("answers.begin" in f for f in found)  # a public method of a flow handed in is fine
+    keyword = "class Planted:\n    def __init__(self, *, window: object, answers: object) -> None:\n        pass\n"
+    assert "takes the window: window" in breaches(keyword, flow_classes())
+
+
+WIDE = ("chat_flow", "model_flow", "race_flow")  # the flows with a dozen collaborators (issue 38)
+
+
+def untyped_or_positional(source: str, cls: str) -> list[str]:
+    """The collaborators of cls.__init__ handed by position or without a type (self and parent aside)."""
+    init = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ClassDef) and node.name == cls)
+    init = next(node for node in init.body if isinstance(node, ast.FunctionDef) and node.name == "__init__")
+    positional = [f"by position: {a.arg}" for a in init.args.args[1:]]
+    untyped = [f"untyped: {a.arg}" for a in init.args.kwonlyargs if a.annotation is None]
+    return positional + untyped
+
+
+def test_wide_flows_take_typed_keyword_collaborators():
+    """A dozen collaborators handed by position were a bug waiting to happen: each is named and typed."""
+    classes = {"chat_flow": "ChatFlow", "model_flow": "ModelFlow", "race_flow": "RaceFlow"}
+    found = {name: untyped_or_positional((GUI / f"{name}.py").read_text(encoding="utf-8"), classes[name])
+             for name in WIDE}
+    assert {name: f for name, f in found.items() if f} == {}
+    planted = "class Planted:\n    def __init__(self, model, *, store, status: object) -> None:\n        pass\n"
+    assert untyped_or_positional(planted, "Planted") == ["by position: model", "untyped: store"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from gui_helpers import send
-from PySide6.QtCore import QEvent, QSettings, Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFontMetrics, QHelpEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
@@ -85,15 +85,16 @@ def test_a_layout_saved_by_an_older_version_is_not_restored(qtbot, data_dir):
     the new default."""
     from PySide6.QtWidgets import QMainWindow
 
-    from app.gui.main_window import MainWindow, settings_file
+    from app.gui.main_window import MainWindow
+    from app.gui.settings import Settings
 
     win = MainWindow(target_spec="none-such", draft_spec="none", autoload=False)
     qtbot.addWidget(win)
     win.removeDockWidget(win.docks["plots"])
     win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, win.docks["plots"])
     win.docks["plots"].show()
-    settings = QSettings(str(settings_file()), QSettings.Format.IniFormat)
-    settings.setValue("window_state", QMainWindow.saveState(win))  # as SpecLens saved it before
+    settings = Settings()
+    settings.window_state = QMainWindow.saveState(win)  # as SpecLens saved it before
     settings.sync()
     again = MainWindow(target_spec="none-such", draft_spec="none", autoload=False)
     qtbot.addWidget(again)

@@ -15,13 +15,13 @@ from PySide6.QtCore import Qt
 @pytest.fixture
 def held_load(qtbot, data_dir, tiny_pair_dirs):
     """(make(target, draft) -> the model rig whose load waits at its first report, the gate that lets it on)."""
-    from PySide6.QtCore import QSettings
+    from app.gui.settings import Settings
 
     gate = threading.Event()
     rigs = []
 
     def make(target: str, draft: str):
-        rig = ModelRig(QSettings(str(data_dir / "settings.ini"), QSettings.Format.IniFormat))
+        rig = ModelRig(Settings(data_dir / "settings.ini"))
         rigs.append(rig)
         rig.loader.progress.connect(lambda *_: gate.wait(60), Qt.ConnectionType.DirectConnection)
         rig.model_flow.load_models(target, draft)

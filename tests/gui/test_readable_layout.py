@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 from gui_helpers import send
-from PySide6.QtCore import QRect, QSettings
+from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QScrollArea
 
 from app.gui import window_settings
@@ -30,11 +30,12 @@ def _first_run(qtbot, tiny_pair_dirs, size, tree: str):
     """A first-run window (no saved layout) at the size, after one answer with γ 5, token trees `tree`."""
     from app.gui import i18n
     from app.gui.app import application
-    from app.gui.main_window import MainWindow, settings_file
+    from app.gui.main_window import MainWindow
+    from app.gui.settings import Settings
 
     # A first launch in English: the application font and translator as a fresh process has them.
     i18n.install(application(), "en")
-    QSettings(str(settings_file()), QSettings.Format.IniFormat).setValue("tree", tree)
+    Settings().tree = tree
     width, height = size
     win = MainWindow(target_spec=str(tiny_pair_dirs[0]), draft_spec=str(tiny_pair_dirs[1]))
     qtbot.addWidget(win)

@@ -172,3 +172,44 @@ def test_recordings_leave_with_their_answers(qtbot, window, data_dir, monkeypatc
     window.conversations.delete(window.conversation.conv_id)
     assert not (recordings_dir() / second).exists()
     assert sorted(p.name for p in recordings_dir().iterdir()) == [kept]  # the other chat's file stays
+
+
+LIVE_SCRIPT = [1, 3, 2, 5, 1, 4, 2, 2, 3]
+
+
+def test_a_recording_keeps_live_gamma_round_by_round_and_a_replay_plays_it(qtbot, replay_rig, tiny_pair_dirs,
+                                                                            tmp_path):
+    """`record` runs its answer as the app does, γ from the live controller before every round (it once kept
+    the γ chosen at load for the whole answer: the planted twin); the file keeps each round's γ, and a replay
+    shows every round at the γ it was recorded with."""
+    from scripted_gamma import ScriptedGamma
+
+    from app.engine import DecodeParams
+    from app.engine.drafters import PromptLookupDrafter
+    from app.models import load_model
+    from app.recording import Recording, write
+    from app.recording.builder import header
+    from app.recording.headless import record_run
+    from app.session.answer_loop import AnswerLoop
+
+    target = load_model(str(tiny_pair_dirs[0]), device="cpu")
+    turns = [{"role": "user", "content": "abcabcabcabc"}]
+    params = DecodeParams(temperature=0.0, max_new_tokens=40)
+
+    def recorded(live: bool) -> list[int]:
+        script = ScriptedGamma(LIVE_SCRIPT)
+        answer = AnswerLoop(target=target, drafter=PromptLookupDrafter(), controller=script, gamma_auto=live,
+                            params=params if live else DecodeParams(gamma=script.gamma(), temperature=0.0,
+                                                                    max_new_tokens=40))
+        path = tmp_path / f"live-{live}.speclens"
+        write(path, Recording(header("answer", "live γ", "cpu"), [record_run(answer, turns, baseline_steps=0)]))
+        return [s.round.gamma for s in read(path).runs[0].steps]
+
+    live = recorded(True)
+    assert live[: len(LIVE_SCRIPT)] == LIVE_SCRIPT  # greedy on the tiny pair: 17 rounds, none clipped this early
+    assert set(recorded(False)[:-1]) == {LIVE_SCRIPT[0]}  # the twin: one γ for the whole answer
+    replay_rig.recordings.play(read(tmp_path / "live-True.speclens"))
+    replay_rig.recordings.finish_replay()
+    qtbot.waitUntil(lambda: replay_rig.model.idle, timeout=10_000)
+    assert [r.gamma for r in replay_rig.stats.message.rounds] == live
+    assert [r.gamma for r in replay_rig.step.rounds] == live

@@ -40,7 +40,7 @@ def test_train_list_and_use_a_draft(qtbot, trainer, data_dir, monkeypatch):
     assert dialog.running and not trainer.send_button.isEnabled()
     qtbot.waitUntil(lambda: not dialog.running, timeout=180_000)
     assert {"data", "train", "eval"} <= set(phases)
-    assert "α" in dialog.result.text() and str(out) in dialog.result.text()
+    assert "α" in dialog.outcome.text() and str(out) in dialog.outcome.text()
     assert dialog.bar.value() == 1000 and dialog.use_button.isEnabled()
     assert trainer.send_button.isEnabled() and not trainer.model.training
     picker = trainer.controls.draft

@@ -14,13 +14,13 @@ def test_token_trees_menu_switches_the_round_kind_and_is_remembered(qtbot, windo
     qtbot.waitUntil(lambda: window.model.idle and hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
     assert window.model.tree_mode == "on" and window.model.selection.choice.tree
     assert "tree of" in window.status.labels["choice"].toolTip()
-    assert window.settings.value("tree") == "on"
+    assert window.settings.tree == "on"
     window.recorder.reset()
     send(qtbot, window, "hi")
     assert any(r.tree_tokens for r in window.recorder.rounds)
     actions["off"].trigger()
     qtbot.waitUntil(lambda: window.model.idle and not hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
-    assert not window.model.selection.choice.tree and window.settings.value("tree") == "off"
+    assert not window.model.selection.choice.tree and window.settings.tree == "off"
 
 
 def test_the_menu_follows_the_chat_models_tree_mode(qtbot, window):
@@ -30,4 +30,4 @@ def test_the_menu_follows_the_chat_models_tree_mode(qtbot, window):
     window.model.set_tree_mode("on")
     assert actions["on"].isChecked() and not actions["off"].isChecked()
     qtbot.waitUntil(lambda: window.model.idle and hasattr(window.model.drafter, "draft_tree"), timeout=120_000)
-    assert window.settings.value("tree") == "on"
+    assert window.settings.tree == "on"

@@ -69,6 +69,6 @@ def test_the_tree_is_legible_at_presentation_size(qtbot):
     assert body.font().pointSize() == 28 and step.tree.title.font().pointSize() == 28
     lines = body.text().count("<br>") + 1
     assert lines * body.fontMetrics().lineSpacing() > step.height()  # 16 nodes and the new token
-    qtbot.waitUntil(lambda: step.tree.scroll.verticalScrollBar().isVisible())
+    qtbot.waitUntil(lambda: step.tree.lines.verticalScrollBar().isVisible())
     assert step.tree.height() == step.cards.height() == step.split.height()
     assert not step.cards.verticalScrollBar().isVisible() and not step.cards.horizontalScrollBar().isVisible()

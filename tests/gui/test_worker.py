@@ -5,8 +5,10 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QThread, Signal
 
 from app.engine import DecodeParams, FinishedEvent, RoundEvent, TokenEvent, generate
+from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
 from app.gui.worker import GenerationRequest, GenerationWorker
 from app.models import load_model, make_drafter
+from app.session.answer_loop import AnswerLoop
 
 
 class Driver(QObject):
@@ -20,21 +22,24 @@ def test_worker_streams_the_engines_events_from_its_thread(qtbot, tiny_pair_dirs
     thread, worker, driver = QThread(), GenerationWorker(), Driver()
     worker.moveToThread(thread)
     driver.start.connect(worker.start)
-    batches, baseline, finished, stepped = [], [], [], []
+    batches, baseline, finished = [], [], []
     worker.events.connect(batches.append)
     worker.baseline.connect(baseline.append)
     worker.finished.connect(finished.append)
     thread.start()
     try:
         ids = target.encode_chat([{"role": "user", "content": "hi"}])
-        driver.start.emit(GenerationRequest(target, ids, make_drafter(str(draft_dir), target), lambda: params,
-                                            baseline_steps=3, observe_step=stepped.append))
+        auto = AutoGamma(DrafterProfile("d", "d", 0.1, 0.5), VerifyCosts((0.05,) * 6))
+        answer = AnswerLoop(target=target, drafter=make_drafter(str(draft_dir), target), params=lambda: params,
+                            controller=auto, gamma_auto=False)  # γ by hand: the same rounds as `expected`
+        driver.start.emit(GenerationRequest(answer, ids, baseline_steps=3))
         qtbot.waitUntil(lambda: bool(finished), timeout=30_000)
     finally:
         thread.quit()
         thread.wait()
     assert len(baseline) == 1 and baseline[0] > 0
-    assert stepped == baseline  # the live controller hears the same timed step as the window
+    assert auto.live.step == baseline[0]  # the live controller hears the same timed step as the window
+    assert auto.rounds == len(batches) - 1  # and every round but the prefill one, which it leaves out
     assert all(isinstance(b[-1], RoundEvent) for b in batches)  # one batch per round
     events = [e for b in batches for e in b]
     assert isinstance(finished[0], FinishedEvent)

@@ -10,7 +10,7 @@ def test_catalog_lists_every_source(fake_hub, tiny_gguf, tiny_pair_dirs, tmp_pat
     (tmp_path / "not-a-model").mkdir()
     entries = {e.spec: e for e in list_catalog(extra_dirs=[tiny_gguf.parent, tiny_pair_dirs[0].parent, tmp_path])}
     assert entries["default"].kind == "embedded" and entries["default"].size_bytes > 50_000_000
-    assert entries["self"].kind == "self-draft" and entries["prompt-lookup"].kind == "prompt-lookup"
+    assert entries["self"].kind == "drafter" and entries["prompt-lookup"].kind == "drafter"  # the registry's, listed
     assert entries["org/tiny"].kind == "hub" and entries["org/tiny"].size_bytes > 0
     assert entries[str(tiny_gguf)].kind == "gguf"
     assert entries[str(tiny_pair_dirs[1])].kind == "folder"

@@ -11,7 +11,7 @@ import pytest
 import torch
 from machine_readings import busy, quiet
 
-from app.engine import DecodeParams, RoundEvent, decode
+from app.engine import DecodeParams, RoundEvent
 from app.models import cost_cache, load_model, machine_load, machine_profile, threads
 from app.models.calibration import AUTO, select
 from app.models.live_check import ROUNDS, LiveCheck, dispute
@@ -124,11 +124,11 @@ def test_real_rounds_against_a_planted_profile_dispute_it_through_the_chat_model
     chat.install(target, None, "none", sel)
     ids = target.encode_chat([{"role": "user", "content": "hello there"}])
     params = DecodeParams(temperature=0.0, max_new_tokens=ROUNDS + 2)
-    for event in decode(target.model, ids, None, params, vocab_size=target.vocab_size):
-        if isinstance(event, RoundEvent):
-            chat.observe(event)
+    for _event in chat.answer(params).events(ids):  # the answer's loop feeds every round to the check
+        pass
     why = chat.check_machine()
     assert why is not None and why.ratio > 1.3
+    assert chat.target.profile.disputed and chat.check_machine() is None  # one verdict per loaded profile
     assert not _load(str(tiny_pair_dirs[0]))[1].calibration.cached
 
 

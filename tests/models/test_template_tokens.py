@@ -7,7 +7,7 @@ import torch
 
 from app.engine import DecodeParams, PromptLookupDrafter, generate
 from app.models import load_model, make_drafter
-from app.models.drafts import template_tokens, tree_form
+from app.models.drafts import template_tokens
 
 
 def proposals(drafter, ids: list[int], gamma: int = 8) -> set[int]:
@@ -31,7 +31,7 @@ def test_the_tiny_template_tokens_are_never_proposed(tiny_pair_dirs):
     assert proposals(PromptLookupDrafter(), ids) & placed  # the plain drafter proposes them here
     lookup = make_drafter("prompt-lookup", target)
     assert not proposals(lookup, ids) & placed
-    tree = tree_form(lookup, 16, 6)
+    tree = lookup.tree_form(16, 6)
     trie = tree.draft_tree(torch.tensor(ids), ids, 6, DecodeParams(), target.vocab_size)
     assert trie.tokens and not set(trie.tokens) & placed
     # Still exact: greedy equals target-only greedy, and no round drafted a template token.

@@ -10,20 +10,20 @@ from app.engine.events import RoundEvent
 from app.engine.stats import round_shape
 from app.engine.tree_drafters import ModelTreeDrafter
 from app.models import load_model
-from app.models.drafts import chain_form, tree_form
 from app.recording import Recording, read, write
 from app.recording.builder import header
 from app.recording.headless import record_run
+from app.session.answer_loop import AnswerLoop
 
 
 def test_chain_and_tree_forms_are_each_others_inverse(tiny_pair_dirs):
     draft = load_model(str(tiny_pair_dirs[1]))
     chain = ModelDrafter(draft.model, name="tiny")
-    tree = tree_form(chain, 6, 3)
+    tree = chain.tree_form(6, 3)
     assert isinstance(tree, ModelTreeDrafter) and tree.name == "tiny tree" and tree.budget == 6
-    back = chain_form(tree)
+    back = tree.chain_form()
     assert isinstance(back, ModelDrafter) and back.model is draft.model and back.name == "tiny"
-    assert chain_form(chain) is chain
+    assert chain.chain_form() is chain
 
 
 def test_a_chain_against_tree_race_round_trips(tiny_pair_dirs, tmp_path):
@@ -32,7 +32,8 @@ def test_a_chain_against_tree_race_round_trips(tiny_pair_dirs, tmp_path):
     chain = ModelDrafter(draft.model, name="tiny")
     turns = [{"role": "user", "content": "abcabc"}]
     params = DecodeParams(gamma=3, temperature=0.0, max_new_tokens=16, seed=0)
-    runs = [record_run(target, d, turns, params, baseline_steps=0) for d in (chain, tree_form(chain, 6, 3))]
+    runs = [record_run(AnswerLoop(target=target, drafter=d, params=params), turns, baseline_steps=0)
+            for d in (chain, chain.tree_form(6, 3))]
     path = tmp_path / "race.speclens"
     write(path, Recording(header("race", "abcabc", "cpu"), runs))
     back = read(path)

@@ -1,4 +1,4 @@
-"""The README's "Local server" examples work as written: its curl command and its openai snippet, pointed at a
+"""The README's "Serve" examples work as written: its curl command and its openai snippet, pointed at a
 server on the tiny pair (the model name and port are the only substitutions)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(120)
 
 def section() -> str:
     text = README.read_text()
-    return text.split("## Local server", 1)[1].split("\n## ", 1)[0]
+    return text.split("## Serve", 1)[1].split("\n## ", 1)[0]
 
 
 def point(code: str, server, host) -> str:

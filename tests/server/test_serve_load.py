@@ -185,19 +185,25 @@ def test_a_closed_host_refuses_work_and_a_bad_bound_is_refused(tiny_loaded):
 
 
 def test_the_hosts_live_gamma_hears_the_servers_own_target_step(tiny_loaded):
-    """The server times its target-only step once; its live γ controller hears it, as the window's does, so
-    live passes are priced against this server's step. Without that (measure_baseline off: the twin) the
-    controller has no live step and keeps the load-time v(n)."""
+    """The server times its target-only step once; an answer's live γ controller hears it before its first
+    round (app/session/answer_loop.py), as the window's does, so live passes are priced against this server's
+    step. Without that (measure_baseline off: the twin) the controller has no live step and keeps the
+    load-time v(n) (its drafting rounds are multi-row passes: they teach it no step)."""
     from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
-    from app.server.host import EngineHost, ServedPair
+    from app.server.host import Done, EngineHost, Job, ServedPair
 
     target, drafter = tiny_loaded
     profile = DrafterProfile("d", "d", c=0.1, alpha=0.5)
     heard = {}
     for timed in (True, False):
         auto = AutoGamma(profile, VerifyCosts((0.05,) * 6))
-        host = EngineHost(ServedPair(target, drafter, DecodeParams(max_new_tokens=4), auto), measure_baseline=timed)
+        pair = ServedPair(target, drafter, DecodeParams(max_new_tokens=4), auto)
+        host = EngineHost(pair, measure_baseline=timed)
         host.start()
+        done = threading.Event()
+        host.submit(Job(host.encode_chat([{"role": "user", "content": "hi"}]), pair.params, auto_gamma=True),
+                    lambda item, done=done: done.set() if isinstance(item, Done) else None)
+        assert done.wait(60)
         host.close()
         heard[timed] = (host.baseline_step, auto.live.step)
     (step, live_step), (no_step, no_live_step) = heard[True], heard[False]
