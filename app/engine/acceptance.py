@@ -137,17 +137,17 @@ def _accept_greedy(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator:
     The same Verdict, and the same draws from the generator, as the general form on these rows."""
     g = len(x)
     a = rows.argmax(p)  # [g + 1]: each row's one token
-    top_q = rows.argmax(q) if g else a[:0]  # [g]
+    q_top = rows.argmax(q) if g else a[:0]  # [g]
     p_x = p[:g].gather(-1, x.unsqueeze(-1)).squeeze(-1)  # 1 where the target's token is the draft's, else 0
     q_x = q.gather(-1, x.unsqueeze(-1)).squeeze(-1)
     ratio = (p_x / q_x.clamp_min(torch.finfo(q_x.dtype).tiny)).clamp_max(1.0)
     u = torch.rand(ratio.shape, generator=generator, device=p.device)  # drawn as decide draws them
     n = (u < ratio).long().cumprod(-1).sum(-1)
     y = a.gather(0, n.view(1))  # a rejection's residual of two one-hot rows is p's own row
-    overlap = (a[:g] == top_q).float()  # sum_x min(p, q) of two one-hot rows: 1 where they are one token
+    overlap = (a[:g] == q_top).float()  # sum_x min(p, q) of two one-hot rows: 1 where they are one token
     finite = torch.stack([p.amax().isfinite(), q.amax().isfinite() if g else p.new_ones((), dtype=torch.bool)])
     scalars = torch.cat([n.float().view(1), y.float(), p.amax(-1).gather(0, n.view(1)), finite.float()])
-    packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, a.float(), top_q.float(),
+    packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, a.float(), q_top.float(),
                         p.amax(-1), q.amax(-1) if g else p.new_zeros(0)])
     if before_sync is not None:
         before_sync()

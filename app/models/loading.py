@@ -128,8 +128,9 @@ def load_model(
             light = _light_native(path, name, dev, requested, kernels, extra, report)
         if light is None and kind in ("embedded", "gguf"):
             direct = _direct_native(path, name, dev, requested, kernels, use_cache, remeasure, extra, report)
-        if light is not None or direct is not None:
-            model, tokenizer, profile, stored = light or direct
+        found = light or direct
+        if found is not None:
+            model, tokenizer, profile, stored = found
         else:
             if kind in ("embedded", "gguf"):
                 model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
