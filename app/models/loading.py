@@ -209,7 +209,7 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
         return None
     folder = conversion_cache.entry_dir(path) if use_cache else None
     report(LoadProgress("tokenizer", 0.05, "reading the tokenizer"))
-    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch())
+    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), extra.setdefault("notes", []))
     key = machine_profile.key_of_fingerprint(direct.fingerprint(path), dev, requested, asked)
     stored = machine_profile.read(key) if use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=remeasure)
@@ -228,7 +228,7 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
     profile = machine_profile.after_loading(reuse.stored, key, choice, chosen, name)
     if use_cache and profile != stored:
         machine_profile.write(profile)
-    extra["converted_cache"] = "native"
+    extra["converted_cache"] = "native"  # read from the file (a later launch: "hit", light)
     return native, tokenizer, profile, stored
 
 

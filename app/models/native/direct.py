@@ -39,7 +39,7 @@ def read(gguf: Path) -> tuple[GgufIndex, object]:
     return index, config
 
 
-def tokenizer_of(gguf: Path, folder: Path):
+def tokenizer_of(gguf: Path, folder: Path, notes: list[str] | None = None):
     """The file's tokenizer: kept in its folder after the first conversion (transformers reads the GGUF's
     vocabulary in seconds; the kept files in milliseconds)."""
     from transformers import AutoTokenizer
@@ -47,8 +47,9 @@ def tokenizer_of(gguf: Path, folder: Path):
     if (folder / "tokenizer_config.json").is_file():
         try:
             return AutoTokenizer.from_pretrained(folder)
-        except (OSError, ValueError, TypeError, KeyError):
-            pass  # damaged: converted again below
+        except Exception:  # noqa: BLE001  kept files of any damage: converted again below, and said
+            if notes is not None:
+                notes.append(f"the kept tokenizer of {gguf.name} was unreadable: converted again from the file")
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     with contextlib.suppress(OSError):  # a read-only cache only means converting again next time
         tokenizer.save_pretrained(folder)

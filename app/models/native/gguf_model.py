@@ -190,6 +190,10 @@ def check_rows(mat: QMatrix, index: GgufIndex, name: str, order: np.ndarray | No
     rows = np.unique(np.r_[rng.integers(0, mat.rows, CHECK_ROWS), mat.rows - 1])
     picked = np.arange(index.tensors[name].shape[1]) if order is None else order
     want = _floats(index, name, picked[rows]).astype(np.float64)  # the gguf package's rows, in the kernel's order
+    if not np.isfinite(want).all():
+        from ..errors import CorruptModel
+
+        raise CorruptModel(f"{index.name}: {name} holds NaN or infinity in its blocks")
     x = rng.standard_normal((3, mat.k)).astype(np.float32)
     out = np.empty((3, mat.n), np.float32)
     build.matmul(mat.native(build), x, out, 1)
