@@ -40,3 +40,18 @@ def test_each_matrix_is_checked_against_ggufs_own_dequantiser():
     assert "differs" in gguf_model.check_rows(unpermuted, index, "blk.0.attn_q.weight", order)
     other = gguf_model._matrix(index, "blk.1.attn_q.weight", order)  # planted: another tensor's blocks
     assert "differs" in gguf_model.check_rows(other, index, "blk.0.attn_q.weight", order)
+
+
+def test_float_matrices_are_checked_against_their_q8_0_records_and_the_file(tmp_path):
+    """A float tensor is held as Q8_0: the kernel's product must equal those records' (not the floats', which
+    differ by the rounding), and the records must be within half a step of the file. Planted: another
+    layer's records."""
+    from app.models.native import gguf_model
+    from models.tiny_gguf import write_tiny_gguf
+
+    index = GgufIndex(write_tiny_gguf(tmp_path / "tiny.gguf"))
+    assert index.tensors["blk.0.attn_output.weight"].kind == "F32"
+    for name in ("blk.0.attn_q.weight", "blk.0.attn_output.weight", "blk.0.ffn_down.weight"):
+        assert gguf_model.check_rows(gguf_model._matrix(index, name, None), index, name, None) is None
+    other = gguf_model._matrix(index, "blk.1.attn_output.weight", None)
+    assert "differ" in gguf_model.check_rows(other, index, "blk.0.attn_output.weight", None)
