@@ -6,15 +6,12 @@
   included) and the other parameters, but only one row of the input embedding.
 - `triad_gbps`: a STREAM-like triad a = b + s·c over arrays far larger than the caches, in this run,
   so "achieved GB/s per step" is set against this machine's bandwidth at this moment.
-- `large_target_costs`: a SmolLM2-1.7B-shaped Llama with random weights, built on the spot from a
-  config (nothing downloaded), on the CPU path chosen for it, with the embedded model as its draft:
-  step, v(n) and c only (random weights say nothing about α).
+(large_target.py prices 1.7B- and 7B-shaped targets of random K-quant blocks with these.)
 No Qt here.
 """
 
 from __future__ import annotations
 
-import copy
 import time
 
 import torch
@@ -26,9 +23,6 @@ from app.models.packed import PackedLinear
 
 N_MAX = 17
 TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array, three arrays: far past any last-level cache
-# SmolLM2-1.7B's shape (its config.json), on the embedded 135M model's vocabulary and tokenizer.
-LARGE_SHAPE = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
-               "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 64}
 
 
 @torch.inference_mode()
@@ -84,35 +78,3 @@ def bandwidth_row(model, ids: torch.Tensor, triad: float, reps: int = 3) -> dict
     floor = size / (triad * 1e9)
     return {"step_ms": 1e3 * seconds[0], "v": [s / seconds[0] for s in seconds], "step_mib": size / 2**20,
             "gbps": size / seconds[0] / 1e9, "floor_ms": 1e3 * floor, "over_floor": seconds[0] / floor}
-
-
-def large_target(draft_model, seed: int = 0):
-    """A SmolLM2-1.7B-shaped Llama (random bf16 weights) on the draft's vocabulary, on its CPU path."""
-    from transformers import LlamaForCausalLM
-
-    from app.models import kernels
-
-    config = copy.deepcopy(draft_model.config)
-    for key, value in LARGE_SHAPE.items():
-        setattr(config, key, value)
-    torch.manual_seed(seed)
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.bfloat16)  # built in bf16: 3.4 GB, not 6.8
-    try:
-        model = LlamaForCausalLM(config).eval()
-    finally:
-        torch.set_default_dtype(previous)
-    choice = kernels.choose_path(model, torch.bfloat16)
-    return kernels.apply_path(model, choice.path), choice.path.label
-
-
-def large_target_costs(draft, ids: torch.Tensor, triad: float, reps: int = 2) -> dict:
-    """Step, v(n), GB/s of the 1.7B-shaped target, and c of `draft` (a LoadedModel) against it."""
-    model, label = large_target(draft.model)
-    params = sum(p.numel() for p in model.parameters()) + sum(
-        m.in_features * m.out_features for m in model.modules() if isinstance(m, PackedLinear) and m._tied is None)
-    row = bandwidth_row(model, ids, triad, reps)
-    draft_step = verify_curve(draft.model, ids, 1, reps + 1)[0]
-    del model
-    return row | {"kernels": label, "parameters": params, "draft": draft.name, "draft_kernels": draft.kernels,
-                  "c": draft_step * 1e3 / row["step_ms"]}

@@ -112,6 +112,24 @@ class Worker:
         return best
 
 
+    def logits(self, ids: list[int], path: str) -> dict:
+        """Every row's logits for the sequence ids (one llama_decode from an empty cache), written to `path`
+        as a float32 .npy [len(ids), vocabulary]: the fidelity measure reads them beside SpecLens's own."""
+        import numpy as np
+
+        llm = self.models[TARGET_ONLY]
+        llm.reset()
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        llm._batch.set_batch(batch=ids, n_past=0, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        self.llama_cpp.llama_synchronize(llm.ctx)
+        vocab = self.llama_cpp.llama_n_vocab(self.llama_cpp.llama_model_get_vocab(llm.model))
+        rows = np.ctypeslib.as_array(self.llama_cpp.llama_get_logits(llm.ctx), shape=(len(ids), vocab))
+        np.save(path, np.array(rows, dtype=np.float32))
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        return {"rows": len(ids), "vocab": int(vocab)}
+
+
 def main() -> int:
     # Protocol lines go to a private copy of stdout; fd 1 itself goes to stderr, so anything the C library
     # prints cannot corrupt them.
@@ -129,7 +147,8 @@ def main() -> int:
                   "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip(),
                   "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")})
     worker = Worker(llama_cpp)
-    handlers: dict[str, Callable[..., dict]] = {"load": worker.load, "generate": worker.generate, "verify": worker.verify}
+    handlers: dict[str, Callable[..., dict]] = {"load": worker.load, "generate": worker.generate, "verify": worker.verify,
+                                                "logits": worker.logits}
     for line in sys.stdin:
         request = json.loads(line)
         op = request.pop("op", None)

@@ -140,17 +140,35 @@ def cpu_lines(cpu: dict) -> list[str]:
              "", "| kernels | step ms | MiB read / step | GB/s | floor ms | step ÷ floor | v(n), n = 1..17 |",
              "|---|---|---|---|---|---|---|"]
     rows = dict(cpu["rows"])
-    if cpu.get("large_target"):
-        big = cpu["large_target"]
-        rows[f"SmolLM2-1.7B-shaped random target, {big['kernels']}"] = big
+    for shape, big in (cpu.get("large_target") or {}).items():
+        for digits, row in big["rows"].items():
+            rows[f"{shape}-shaped random target, {big['kernels']}, {digits}"] = row
     for name, r in rows.items():
         lines.append(f"| {name} | {r['step_ms']:.1f} | {r['step_mib']:.0f} | {r['gbps']:.1f} | {r['floor_ms']:.1f} "
                      f"| {r['over_floor']:.2f} | {' '.join(f'{v:.2f}' for v in r['v'])} |")
-    if cpu.get("large_target"):
-        big = cpu["large_target"]
-        lines += ["", f"- 1.7B-shaped target ({big['parameters'] / 1e9:.2f} B weights, random): draft "
-                      f"{big['draft']} ({big['draft_kernels']}) costs c = **{big['c']:.3f}** target steps"]
+    for shape, big in (cpu.get("large_target") or {}).items():
+        lines += ["", *large_lines(shape, big)]
     return lines
+
+
+def large_lines(shape: str, big: dict) -> list[str]:
+    """A large random target: its draft's cost, the predicted speedups, first-load memory, llama.cpp beside it."""
+    out = [f"**{shape}-shaped target** ({big['parameters'] / 1e9:.2f} B weights, random {big['kernels']}, "
+           f"{big['file_bytes'] / 2**30:.2f} GiB file); draft {big['draft']} ({big['draft_kernels']}):"]
+    for digits, row in big["rows"].items():
+        speeds = ", ".join(f"α {a}: {p['speedup']:.2f}× at γ {p['gamma']}" for a, p in row["predicted"].items())
+        out.append(f"- {digits}: c = **{row['c']:.3f}** target steps; predicted {speeds}")
+    mem = big.get("first_load_memory") or {}
+    if "peak" in mem:
+        out.append(f"- first load's peak memory {mem['peak'] / 2**30:.2f} GiB = {mem['peak_over_file']:.2f}× the file "
+                   f"({mem['load_over_file']:.2f}× above the process's {mem['baseline'] / 2**30:.2f} GiB before it)")
+    llama = big.get("llama_cpp")
+    if llama and "step_ms" in llama:
+        out.append(f"- llama.cpp on the same file: step {llama['step_ms']:.1f} ms; v(n) every row's logits, n = "
+                   f"{', '.join(map(str, llama['n']))}: {' '.join(f'{v:.2f}' for v in llama['v_all'])}")
+    elif llama:
+        out.append(f"- llama.cpp: {llama.get('unavailable') or llama.get('error')}")
+    return out
 
 
 def markdown(result: dict) -> str:

@@ -7,6 +7,7 @@ import statistics
 from typing import Any
 
 from app.engine import DecodeParams
+from app.engine.params import GAMMA_LIMIT
 from app.engine.stats import alpha_estimate, predicted_speedup
 
 from .costs import measure_costs
@@ -23,7 +24,9 @@ def parse_gammas(text: str) -> list[int]:
     if not gammas:
         raise ValueError("--sweep needs at least one gamma")
     for g in gammas:
-        DecodeParams(gamma=g)  # same bounds as everywhere else
+        if g < 1:  # a sweep compares drafting: γ 0 is target-only, its baseline
+            raise ValueError(f"gamma must be between 1 and {GAMMA_LIMIT}, got {g}")
+        DecodeParams(gamma=g)  # same upper bound as everywhere else
     return gammas
 
 

@@ -52,14 +52,20 @@ def add_parser(sub) -> None:
     p.add_argument("--sweep", default=None, metavar="G1,G2,...",
                    help="γ sweep instead of the comparison: measured and predicted speedup, plus a PNG")
     p.add_argument("--large-target", action="store_true",
-                   help="also time a SmolLM2-1.7B-shaped random-weight target (built on the spot, ~3.4 GB) with "
-                        "the target as its draft: step, v(n) and c")
+                   help="also price SmolLM2-1.7B- and Llama-2-7B-shaped targets of random Q4_K blocks (GGUFs "
+                        "written on the spot, ~1 and ~4 GB) on the native path, the target as their draft: step "
+                        "against bytes ÷ triad, v(n), c, the speedup predicted at α 0.5-0.7, first-load memory, "
+                        "and llama.cpp's step on the same files")
     p.add_argument("--gui-overhead", action="store_true",
                    help="also measure tokens/s through the GUI worker against headless decoding")
     p.add_argument("--serve-overhead", action="store_true",
                    help="also measure tokens/s streamed through `speclens serve` against `generate`, and the first token")
     add_engine_args(p)
     add_tree_args(p)
+    p.add_argument("--quality", action="store_true",
+                   help="instead: the native path's top-1 agreement and KL against float32 on every held-out token, "
+                        "with two activation digits, the digits chosen at load and one digit, beside llama.cpp's "
+                        "on the same GGUF and tokens (when llama-cpp-python is installed)")
     p.add_argument("--trees", action="store_true",
                    help="instead: token trees against chains for prompt lookup, the trained draft and their union "
                         "(tokens per round, nodes verified, verify cost, predicted and measured); --tree-nodes sizes them")
@@ -116,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         from app.bench.trees import run_cli as run_trees
 
         return run_trees(args, parse_temperatures(args.temperature), load_kwargs(args))
+    if args.quality:
+        return _quality(args)
     for flag, value in (("--threads", args.threads), ("--llama-cpp-threads", args.llama_cpp_threads)):
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be >= 1, got {value}")
@@ -126,6 +134,23 @@ def run(args: argparse.Namespace) -> int:
     gammas = parse_gammas(args.sweep) if args.sweep else None
     prompts = load_suite(args.prompts)
     return _sweep(args, prompts, settings[0], gammas) if gammas else _comparison(args, prompts, settings)
+
+
+def _quality(args: argparse.Namespace) -> int:
+    """The native path's distance from float32 beside llama.cpp's on the same GGUF and tokens (bench/fidelity.py)."""
+    from app.bench import fidelity
+    from app.bench.report import write_result
+    from app.models import load_model
+
+    _log(f"loading target {args.target!r} ...")
+    target = load_model(args.target, device="cpu", **load_kwargs(args))
+    _log(f"target on {target.kernels}; measuring every held-out token against float32 (and llama.cpp) ...")
+    table = fidelity.measure(target, args.llama_cpp_threads)
+    result = {"meta": {"target": target.name, "kernels": target.kernels}, "quality": table}
+    text = "\n".join(["# Fidelity to float32", "", f"target `{target.name}` on {target.kernels}", "",
+                      *fidelity.lines(table)]) + "\n"
+    write_result(Path(args.out).expanduser(), result, text, _log)
+    return 0
 
 
 def _log(msg: str) -> None:
@@ -325,7 +350,10 @@ def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
         out["rows"]["fp32 (HF's CPU default)"] = cpu_costs.bandwidth_row(pair.hf_model, ids, triad)
     if args.large_target:
         _log("building the SmolLM2-1.7B-shaped random-weight target ...")
-        out["large_target"] = cpu_costs.large_target_costs(pair.target, ids, triad)
+        from app.bench import large_target
+
+        out["large_target"] = large_target.large_targets(pair.target, ids, triad,
+                                                         llama_threads=args.llama_cpp_threads)
     if pair.llama_cpp is not None:
         _log("llama.cpp: one step and v(n) on the same probe ...")
         out["llama_cpp"] = llama_cpp_runner.verify_row(pair.llama_cpp, ids.tolist())

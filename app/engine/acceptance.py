@@ -95,6 +95,14 @@ def accept(
     only host sync. before_sync() runs once the device work is queued, just before it (the round's clock mark).
     greedy: p and q are one-hot, so every draw is the argmax (see `sample`).
     """
+    if greedy:
+        return _accept_greedy(p, q, x, generator, before_sync)
+    return _accept_any(p, q, x, generator, greedy, before_sync)
+
+
+def _accept_any(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator, greedy: bool,
+                before_sync: Callable[[], None] | None) -> Verdict:
+    """`accept` on any p and q rows: the rule, its residual and the top entries along the whole vocabulary."""
     g = len(x)
     n, y, p_x, q_x, ratio, dist, u = decide(p, q, x, generator, greedy)
     overlap = torch.minimum(p[:g], q).sum(-1)
@@ -118,6 +126,44 @@ def accept(
         drafts=tuple(int(t) for t in fields[0]), n_accepted=n_acc, next_token=int(host[1]), p_y=host[2],
         p_x=fields[1], q_x=fields[2], accept_prob=fields[3], overlap=fields[4], u=fields[5][: n_acc + 1],
         top_p=tuple(tops[: g + 1]), top_q=tuple(tops[g + 1 : 2 * g + 1]), next_top=tops[-1],
+    )
+
+
+def _accept_greedy(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator,
+                   before_sync: Callable[[], None] | None) -> Verdict:
+    """`accept` where p and q are logits_to_probs' one-hot rows (greedy): every field follows from the rows'
+    argmaxes, so nothing but an argmax and a maximum runs along the vocabulary (the general form's residual,
+    overlap, sums and top-k are each a pass over every row: on the native path, a fifth of a token's time).
+    The same Verdict, and the same draws from the generator, as the general form on these rows."""
+    g = len(x)
+    a = rows.argmax(p)  # [g + 1]: each row's one token
+    q_top = rows.argmax(q) if g else a[:0]  # [g]
+    p_x = p[:g].gather(-1, x.unsqueeze(-1)).squeeze(-1)  # 1 where the target's token is the draft's, else 0
+    q_x = q.gather(-1, x.unsqueeze(-1)).squeeze(-1)
+    ratio = (p_x / q_x.clamp_min(torch.finfo(q_x.dtype).tiny)).clamp_max(1.0)
+    u = torch.rand(ratio.shape, generator=generator, device=p.device)  # drawn as decide draws them
+    n = (u < ratio).long().cumprod(-1).sum(-1)
+    y = a.gather(0, n.view(1))  # a rejection's residual of two one-hot rows is p's own row
+    overlap = (a[:g] == q_top).float()  # sum_x min(p, q) of two one-hot rows: 1 where they are one token
+    finite = torch.stack([p.amax().isfinite(), q.amax().isfinite() if g else p.new_ones((), dtype=torch.bool)])
+    scalars = torch.cat([n.float().view(1), y.float(), p.amax(-1).gather(0, n.view(1)), finite.float()])
+    packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, a.float(), q_top.float(),
+                        p.amax(-1), q.amax(-1) if g else p.new_zeros(0)])
+    if before_sync is not None:
+        before_sync()
+    host = packed.tolist()  # the one host sync
+    if not host[3] or not host[4]:
+        raise NonFiniteError("target" if not host[3] else "draft")
+    n_acc = int(host[0])
+    fields = [tuple(host[5 + j * g : 5 + (j + 1) * g]) for j in range(6)]  # x, p_x, q_x, ratio, overlap, u
+    rest = host[5 + 6 * g :]
+    ids_p, ids_q, mass_p, mass_q = rest[: g + 1], rest[g + 1 : 2 * g + 1], rest[2 * g + 1 : 3 * g + 2], rest[3 * g + 2 :]
+    top_p = tuple(((int(i), v),) if v > 0 else () for i, v in zip(ids_p, mass_p, strict=True))
+    top_q = tuple(((int(i), v),) if v > 0 else () for i, v in zip(ids_q, mass_q, strict=True))
+    return Verdict(
+        drafts=tuple(int(t) for t in fields[0]), n_accepted=n_acc, next_token=int(host[1]), p_y=host[2],
+        p_x=fields[1], q_x=fields[2], accept_prob=fields[3], overlap=fields[4], u=fields[5][: n_acc + 1],
+        top_p=top_p, top_q=top_q, next_top=top_p[n_acc],
     )
 
 

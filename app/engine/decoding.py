@@ -135,12 +135,13 @@ def decode(
                 accept_prob=None, text=_piece(detok, v.next_token, last), top=v.top,
             )
         new = emitted[:cut]
+        context = len(ids_list)
         out.extend(new)
         ids_list.extend(new)
         yield RoundEvent(
             round=round_index, gamma=gamma, drafted=len(drafted), accepted=n, emitted=cut,
             bonus=bool(drafted) and n == len(drafted) and cut > n, overlap=v.overlap, draft_time=played.draft_s,
-            verify_time=played.verify_s, drafts=drafted, u=v.u, accept_prob=v.accept_prob, p_x=v.p_x, q_x=v.q_x,
+            verify_time=played.verify_s, context=context, drafts=drafted, u=v.u, accept_prob=v.accept_prob, p_x=v.p_x, q_x=v.q_x,
             top_p=v.top_p, top_q=v.top_q, next_token=v.next_token, next_top=v.next_top, **played.extra,
         )
         round_index += 1

@@ -60,6 +60,7 @@ class RoundEvent:
     overlap: tuple[float, ...]  # sum_x min(p_i(x), q_i(x)) per drafted position: the exact alpha_i
     draft_time: float  # seconds spent drafting
     verify_time: float  # seconds in the target forward pass plus the acceptance test
+    context: int = 0  # tokens of the sequence (prompt and answer) before this round: what its pass attended to
     # What the acceptance test saw and drew, for step-through views and recordings. Every drafted
     # position i has x_i, its test inputs and the top entries of p_i and q_i; only positions up to the
     # first rejection were tested, so u is shorter than drafts after a rejection.

@@ -19,7 +19,7 @@ one α for all proposed on one-token matches that lose, and held back the three-
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING
 
 from .drafters import PromptLookupDrafter
@@ -46,7 +46,8 @@ class GatedLookupDrafter(PromptLookupDrafter):
         self.verify = verify
         # α per matched n-gram length and match position, given the earlier positions agreed: a copy that
         # starts right tends to go on (docs/engine-notes.md), which one α would hide.
-        self.by_length = {n: [alpha] * AUTO_GAMMA_MAX for n in range(min_ngram, max_ngram + 1)}
+        self.by_length: dict[Hashable, list[float]] = {
+            n: [alpha] * AUTO_GAMMA_MAX for n in range(min_ngram, max_ngram + 1)}  # keyed by the kind of match
         self.weight = weight
         self.baseline = 1.0  # tokens per target step of the round run instead of a proposal
         self.rounds = self.proposed = 0
@@ -84,7 +85,8 @@ class GatedLookupDrafter(PromptLookupDrafter):
         # The match as far as α is learnt, whatever this round's γ: a γ cut to what α predicts to pay
         # must not stop α learning the positions past it (it would never learn that they pay).
         n, match = self.match(ids_list, max(gamma, AUTO_GAMMA_MAX))
-        worth = worth_proposing(len(match), self.by_length[n], self.verify, self.baseline) if match else 0
+        verify = self.verify.at(len(ids_list))  # this round's own context
+        worth = worth_proposing(len(match), self.by_length[n], verify, self.baseline) if match else 0
         proposal = match[: min(gamma, worth)]
         self._last = (len(ids_list), n, match) if match else None
         self.rounds += 1

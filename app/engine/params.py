@@ -9,7 +9,7 @@ GAMMA_LIMIT = 16  # the most drafts one round may hold: the range of the γ cont
 
 @dataclass(frozen=True, slots=True)
 class DecodeParams:
-    gamma: int = 4  # draft length per round
+    gamma: int = 4  # draft length per round; 0: no drafts (a live controller that finds drafting a loss asks for it)
     temperature: float = 1.0  # 0 means greedy
     top_k: int = 0  # 0 disables
     top_p: float = 1.0  # 1 disables
@@ -17,8 +17,8 @@ class DecodeParams:
     seed: int | None = None  # None draws a fresh seed
 
     def __post_init__(self) -> None:
-        if not 1 <= self.gamma <= GAMMA_LIMIT:
-            raise ValueError(f"gamma must be between 1 and {GAMMA_LIMIT}, got {self.gamma}")
+        if not 0 <= self.gamma <= GAMMA_LIMIT:
+            raise ValueError(f"gamma must be between 0 and {GAMMA_LIMIT}, got {self.gamma}")
         if not self.temperature >= 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if self.top_k < 0:

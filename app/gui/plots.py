@@ -221,6 +221,10 @@ class PlotsPanel(QWidget):
         if notice is None and drafted and len(sy) >= SLOW_AFTER_ROUNDS and sy[-1] < SLOW_BELOW:
             notice = QCoreApplication.translate(
                 "PlotsPanel", "Measured slower than target-only so far ({0:.2f}×) on this machine.").format(sy[-1])
+        elif notice is None and not drafted and len(st.message.rounds) >= SLOW_AFTER_ROUNDS:
+            notice = QCoreApplication.translate(  # speculation that would not pay is not run: say so, once
+                "PlotsPanel", "No draft proposed in this answer: the drafter proposes only where it predicts a "
+                              "gain on this machine, and none did.")
         if notice != self._notice:
             self._notice = notice
             self.notice.setText(notice or "")

@@ -30,6 +30,7 @@ from app.engine.policy import (
     limit_of,
     worth_proposing,
 )
+from app.engine.suffix_drafter import SuffixDrafter
 
 from . import cost_cache, machine_load, machine_profile
 from .baseline import target_steps
@@ -42,7 +43,8 @@ from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
 from .packed import weight_count
 from .progress import LoadProgress, ProgressCallback, ignore_progress
 from .reasons import describe, limit_text, worded
-from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT, spec_title
+from .rows import output_rows
+from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
 from .timing import measure_verify, probe, probe_ids
 from .tree_probe import verify_tokens, with_tree, with_tree_costs
 
@@ -139,8 +141,9 @@ def select(
             reason = f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}"
         choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
     chosen = choice.drafter or NO_DRAFT
-    never = template_tokens(target)  # a lookup never proposes what the chat template places
-    chain = GatedLookupDrafter(cal.verify, lookup.alpha, never=never) if per_round and lookup else built.pop(chosen, None)
+    chain = _per_round(target, cal, lookup) if per_round and lookup else built.pop(chosen, None)
+    if isinstance(chain, SuffixDrafter):  # the per-round lookup also reads the index: say so
+        choice = replace(choice, reason=choice.reason.replace(lookup.label, SuffixDrafter.name, 1) if lookup else choice.reason)
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
         built.clear()
         gc.collect()
@@ -151,11 +154,22 @@ def select(
     if choice.tree and chain is not None:
         drafter = chain.tree_form(choice.nodes, choice.gamma)
     if mixed is not None and chain is not None and lookup is not None:
-        drafter = LookupElseDrafter(GatedLookupDrafter(cal.verify, lookup.alpha, never=never), chain, choice.gamma,
-                                    lookup)
+        drafter = LookupElseDrafter(_per_round(target, cal, lookup), chain, choice.gamma, lookup)
     if use_cache and target.profile is not None and target.profile != profile:  # the chosen self-draft timed its kernels
         machine_profile.write(target.profile)
     return Selection(drafter, chosen, choice, cal)
+
+
+def _per_round(target: LoadedModel, cal: Calibration, lookup: DrafterProfile) -> GatedLookupDrafter:
+    """Lookup decided per round, as auto runs it: over the context and the suffix index of the model's own
+    answers and the user's chats (suffix decoding), from lookup's measured α; plain prompt lookup where the
+    index cannot be built."""
+    from .suffix import suffix_drafter
+
+    try:
+        return suffix_drafter(SUFFIX, target, cal.verify, lookup.alpha)
+    except (OSError, ValueError, KeyError):  # no corpus: the context alone
+        return GatedLookupDrafter(cal.verify, lookup.alpha, never=template_tokens(target))
 
 
 def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma_max: int,
@@ -310,5 +324,5 @@ def _embedded_fits(target: LoadedModel) -> bool:
     mine = _tokenizer(DEFAULT_SPEC)
     if mine is None:
         return False
-    rows = target.model.get_output_embeddings().weight.shape[0]
+    rows = output_rows(target.model)
     return check_tokenizers(target.tokenizer, mine[0], target_rows=rows, draft_rows=mine[1]).compatible

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import IncompatibleModels
+from .rows import input_rows, output_rows
 
 SUGGESTION = "use --draft self (a reduced-precision copy of the target) or --draft prompt-lookup"
 
@@ -64,8 +65,8 @@ def check_compatibility(target, draft) -> Compatibility:
     """Pre-flight for two LoadedModels."""
     return check_tokenizers(
         target.tokenizer, draft.tokenizer,
-        target_rows=target.model.get_output_embeddings().weight.shape[0],
-        draft_rows=draft.model.get_input_embeddings().weight.shape[0],
+        target_rows=output_rows(target.model),
+        draft_rows=input_rows(draft.model),
     )
 
 

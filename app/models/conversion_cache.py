@@ -116,9 +116,12 @@ def store(gguf: Path, model, tokenizer) -> Path | None:
         save_model(model, str(tmp / "model.safetensors"))  # drops tied duplicates (lm_head = embed_tokens)
         tokenizer.save_pretrained(tmp)
         (tmp / COMPLETE_MARKER).write_text(gguf.name, encoding="utf-8")
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        if final.exists():  # a native load's folder (record, laid-out weights): the float copy joins it, file by file
+            for item in tmp.iterdir():
+                os.replace(item, final / item.name)
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
         return None

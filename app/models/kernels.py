@@ -35,6 +35,7 @@ class LinearPath:
     packed: bool = False
     hint: int = 0  # oneDNN's packing hint (expected rows) when packed
     native: bool = False  # the native C model (app/models/native): the GGUF's own blocks, one call a pass
+    digits: str = ""  # native only: the activation digits each matrix role multiplies (descriptor.Digits.code)
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -259,14 +260,17 @@ def _packed(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return packed_linear(x, w)
 
 
-def apply_path(model: nn.Module, path: LinearPath, gguf=None) -> nn.Module:
+def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
     """The model in the path's dtype, its linears packed when the path says so (in place); on the native
-    path the native model made from it (a GGUF's own blocks where `gguf` names the file it was loaded from),
-    which keeps only its float input rows of the module. descriptor.Unfit when the kernel does not run it."""
+    path the native model made from it (its float weights as Q8_0), which keeps only its float input rows of
+    the module. descriptor.Unfit when the kernel does not run it."""
     if path.native:
+        from .native.descriptor import Digits
         from .native.model import NativeCausalLM, from_transformers
 
-        return model if isinstance(model, NativeCausalLM) else from_transformers(model, gguf)
+        if isinstance(model, NativeCausalLM):
+            return model
+        return from_transformers(model, digits=Digits.of_code(path.digits))
     if next(model.parameters()).dtype != path.torch_dtype:
         model = model.to(path.torch_dtype)
     if path.packed:

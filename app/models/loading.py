@@ -21,6 +21,7 @@ from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
 from .errors import CorruptModel, ModelError, ModelNotFound, NotAModel, OutOfMemory, UnsupportedArchitecture
 from .hub import looks_like_repo_id, resolve_repo
 from .progress import LoadProgress, ProgressCallback, ignore_progress
+from .rows import output_rows
 from .threads import ThreadChoice
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class LoadedModel:
     @property
     def vocab_size(self) -> int:
         """Real vocabulary: logits past len(tokenizer) are padding and get masked."""
-        rows = self.model.get_output_embeddings().weight.shape[0]
+        rows = output_rows(self.model)
         return min(rows, len(self.tokenizer))
 
     @property
@@ -122,20 +123,23 @@ def load_model(
     extra: dict = {"source": kind, "path": str(path), "warnings": [],
                    "requested_dtype": str(requested).removeprefix("torch.") if requested else "auto"}
     try:
-        light = None
+        light = direct = None
         if kind in ("embedded", "gguf") and use_cache and not remeasure:
             light = _light_native(path, name, dev, requested, kernels, extra, report)
-        if light is not None:
-            model, tokenizer, profile, stored = light
+        if light is None and kind in ("embedded", "gguf"):
+            direct = _direct_native(path, name, dev, requested, kernels, use_cache, remeasure, extra, report)
+        found = light or direct
+        if found is not None:
+            model, tokenizer, profile, stored = found
         else:
-            gguf = path if kind in ("embedded", "gguf") else None
-            if gguf is not None:
+            if kind in ("embedded", "gguf"):
                 model, tokenizer = _load_gguf(path, name, dev, dtype, use_cache, extra, report)
             else:
                 model, tokenizer = _load_folder(path, name, dev, dtype, trust_remote_code, allow_pickle, extra,
                                                 report)
+            native_ok = "native_left_out" not in extra  # the direct load measured it already and said why not
             model, profile, stored = _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure,
-                                                  report, kernels, gguf)
+                                                  report, kernels if native_ok else "torch")
     except ModelError:
         memory.release()
         raise
@@ -147,11 +151,11 @@ def load_model(
                        stored if remeasure else None)
 
 
-def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto", gguf=None):
+def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, report, asked="auto"):
     """(the model on its CPU linear path, its machine profile with that path and the thread count, the cached
     profile): reused or timed, and written back when anything was timed. A GPU or a model spread over
-    devices has neither. On the native path the model returned is the native model (native.model), made
-    from `gguf`'s own blocks where the model was loaded from that file."""
+    devices has neither. On the native path the model returned is the native model (native.model) of its
+    float weights; a GGUF the kernel runs never comes here (_direct_native)."""
     # auto offers the native C model beside torch's paths; choose_path times them all, and a native choice
     # keeps only where its quality against fp32 passes (_native_path)
     native_ok = asked in ("auto", "native") and dev.type == "cpu"
@@ -172,10 +176,7 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
             path = kernels.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
         native = None
         if path.path.native:
-            path, native = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report,
-                                        gguf=gguf)
-        if native is not None and use_cache and gguf is not None:
-            _keep_native(native, gguf)
+            path, native = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
         model = native if native is not None else kernels.apply_path(model, path.path)
@@ -186,11 +187,95 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
     return model, profile, stored
 
 
+def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache: bool, remeasure: bool, extra: dict,
+                   report):
+    """(native model, tokenizer, profile, stored profile) of a GGUF the kernel runs, read straight from the file
+    (native/direct.py): no transformers model classes, no float copy. A file of at most REFERENCE_WEIGHTS also
+    loads transformers' float32 model once, as the reference its activation digits are chosen against. None
+    where the kernel does not run the file (`extra["native_left_out"]` says why) and transformers' path loads."""
+    from .native import direct, unavailable
+    from .native.descriptor import Digits, Unfit
+    from .native.model import with_digits
+
+    if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
+        return None
+    info = inspect_gguf(path)
+    try:
+        index, config = direct.read(path)
+    except Unfit as exc:
+        if asked == "native":
+            raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
+        extra["native_left_out"] = str(exc)
+        return None
+    folder = conversion_cache.entry_dir(path) if use_cache else None
+    report(LoadProgress("tokenizer", 0.05, "reading the tokenizer"))
+    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), extra.setdefault("notes", []))
+    key = machine_profile.key_of_fingerprint(direct.fingerprint(path), dev, requested, asked)
+    stored = machine_profile.read(key) if use_cache else None
+    reuse = machine_profile.Reuse(stored, remeasure=remeasure)
+    report(LoadProgress("weights", 0.2, f"reading {path.name}'s blocks"))
+    native = direct.build(path, index, config, folder, notes=extra.setdefault("notes", []))
+    choice = reuse.part("kernels")
+    if choice is None or not choice.path.native:
+        choice = _direct_digits(native, path, name, info.parameters, tokenizer, asked, use_cache, extra, report)
+        if choice is None:
+            return None
+    native = with_digits(native, Digits.of_code(choice.path.digits))
+    if folder is not None:
+        direct.keep(folder, native)
+    report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
+    chosen = threads.choose_threads(native, known=reuse.part("threads"))
+    profile = machine_profile.after_loading(reuse.stored, key, choice, chosen, name)
+    if use_cache and profile != stored:
+        machine_profile.write(profile)
+    extra["converted_cache"] = "native"  # read from the file (a later launch: "hit", light)
+    return native, tokenizer, profile, stored
+
+
+REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 bytes a weight) is the quality reference
+
+
+def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, asked: str, use_cache: bool,
+                   extra: dict, report) -> kernels.PathChoice | None:
+    """The native choice for a direct load: its activation digits chosen against transformers' float32 model
+    where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
+    dequantiser (gguf_model.check_rows). None where no variant passes the quality gate and native was not
+    asked for (`extra["native_left_out"]` says why)."""
+    from .native import quality
+    from .native.backend import NativeBackend
+    from .native.build import assemble
+
+    label = f"native: {path.name}'s own blocks, read by the kernel"
+    if parameters > REFERENCE_WEIGHTS:
+        return kernels.PathChoice(kernels.NATIVE, {}, False, f"{label}; each matrix checked against gguf's "
+                                  f"dequantiser (no float32 reference above {REFERENCE_WEIGHTS:,} weights)")
+    report(LoadProgress("kernels", 0.5, "measuring the native path's quality against float32"))
+    # not cached: a float copy is only this choice's reference (conversion_cache.store would replace the folder)
+    reference, _ = _load_gguf(path, name, torch.device("cpu"), torch.float32, False, {"warnings": []}, report)
+    weights = native.cache_backend.weights
+    chosen, _ = quality.choose_digits(lambda d: NativeBackend(assemble(native.config, weights.parts, weights.build, d)),
+                                      reference, tokenizer, weights.vocab)
+    del reference
+    memory.release()
+    if not chosen.passes and asked != "native":
+        extra["native_left_out"] = chosen.describe()
+        return None
+    path_choice = replace(kernels.NATIVE, digits=chosen.digits.code)
+    return kernels.PathChoice(path_choice, {}, False, f"{label}; quality: {chosen.describe()}")
+
+
+def _scratch() -> Path:
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="speclens-tokenizer-"))
+
+
 def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict, report):
     """(model, tokenizer, profile, stored profile) of the light native model (native/light.py) where this GGUF's
     cached profile chose the native path and its kernel and thread parts are reusable now; else None, and
     transformers' model loads and is measured as on a first launch."""
     from .native import light, unavailable
+    from .native.descriptor import Digits
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
@@ -215,7 +300,8 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
         report(LoadProgress("tokenizer", 0.35, "loading the tokenizer"))
         tokenizer = _tokenizer(folder, name, trust_remote_code=False, config=config)
         report(LoadProgress("weights", 0.4, f"reading {path.name}'s 4-bit blocks"))
-        model = light.load(folder, path, record, config, extra.setdefault("notes", []))
+        model = light.load(folder, path, record, config, extra.setdefault("notes", []),
+                           Digits.of_code(path_part.path.digits))
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001  a light load only saves time: anything wrong means a full load
@@ -243,15 +329,19 @@ def _require_native(model, dev, requested) -> None:
         raise UnsupportedArchitecture(f"--kernels native: {why}")
 
 
-def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report, gguf=None):
-    """(the native choice with its measured quality, the native model) or, where the kernel does not run the
-    model or (not forced) its quality fails, (the fastest torch path, None)."""
+def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report):
+    """(the native choice with its measured quality and activation digits, the native model) or, where the
+    kernel does not run the model or (not forced) no variant passes the quality gate, (the fastest torch path,
+    None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py)."""
     from .native import quality
-    from .native.descriptor import Unfit
+    from .native.backend import NativeBackend
+    from .native.build import assemble
+    from .native.descriptor import Digits, Unfit
     from .native.model import from_transformers
 
+    digits = Digits.of_code(path.path.digits)
     try:
-        native = from_transformers(model, gguf)
+        native = from_transformers(model, digits=digits)
     except Unfit as exc:
         if forced:
             raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
@@ -260,11 +350,16 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
     if path.cached:
         return path, native  # its quality was measured when it was chosen, and is in its reason
     report(LoadProgress("kernels", 0.96, "measuring the native path's quality against fp32"))
-    measured = quality.measure(native.cache_backend, model, tokenizer)
-    if measured.passes or forced:
-        return replace(path, reason=f"{path.reason}; quality: {measured.describe()}"), native
+    weights = native.cache_backend.weights
+    chosen, _ = quality.choose_digits(lambda d: NativeBackend(assemble(model.config, weights.parts, weights.build, d)),
+                                      model, tokenizer, weights.vocab)
+    if chosen.passes or forced:
+        if chosen.digits != digits:
+            native = from_transformers(model, digits=chosen.digits)
+        path = replace(path, path=replace(path.path, digits=chosen.digits.code))
+        return replace(path, reason=f"{path.reason}; quality: {chosen.describe()}"), native
     fallback = kernels.choose_path(model, requested, native=False)
-    return replace(fallback, reason=f"{fallback.reason}; native left out: {measured.describe()}"), None
+    return replace(fallback, reason=f"{fallback.reason}; native left out: {chosen.describe()}"), None
 
 
 def locate(spec: str, *, offline: bool | None, allow_pickle: bool, report: ProgressCallback) -> tuple[str, Path, str]:
@@ -327,6 +422,8 @@ def _stale(folder: Path, gguf: Path) -> str | None:
 
 def _load_gguf(path, name, dev, dtype, use_cache, extra, report):
     cached = conversion_cache.lookup(path) if use_cache else None
+    if cached is not None and not (cached / "model.safetensors").is_file():
+        cached = None  # a native load's folder, with no float copy yet: converted now, the copy joins it
     if cached is not None and (why := _stale(cached, path)) is not None:
         _discard(cached, path, why, extra)
         cached = None
@@ -381,21 +478,6 @@ def _weights_whole(name: str, load):
         if weight.is_floating_point() and weight.device.type != "meta" and not bool(torch.isfinite(weight).all()):
             raise CorruptModel(f"{name}'s weights hold NaN or infinity ({key})")
     return model
-
-
-def _keep_native(native, gguf: Path) -> None:
-    """What a light native load of this GGUF reads: the record of transformers' model of it (its profile's key)
-    and the kernel's weights, beside the file's converted copy."""
-    from .native import light
-    from .native.record import Record, read_record, write_record
-
-    folder = conversion_cache.lookup(gguf)
-    if folder is None:
-        return
-    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
-    if read_record(folder) != record:
-        write_record(folder, record)
-    light.keep_parts(native, folder)
 
 
 def _tokenizer(path: Path, name: str, *, trust_remote_code: bool, config=None):

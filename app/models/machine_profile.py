@@ -243,6 +243,8 @@ def to_json(p: MachineProfile) -> dict:
         "verify": None if p.verify is None else {
             "seconds": list(p.verify.costs.seconds), "head": p.verify.costs.head,
             "tree_seconds": list(p.verify.costs.tree_seconds), "loop_step": p.verify.loop_step,
+            "by_context": [[n, list(s)] for n, s in p.verify.costs.by_context],
+            "costs_context": p.verify.costs.context,
             "context": p.verify.context, "load": _load_json(p.verify.load)},
         "drafters": [{"spec": d.spec, "load": _load_json(d.load), "name": d.profile.name, "label": d.profile.label,
                       "c": d.profile.c, "alpha": d.profile.alpha, "per_position": list(d.profile.per_position),
@@ -260,7 +262,9 @@ def from_json(key: str, e: dict) -> MachineProfile:
         threads=None if t is None else ThreadChoice(int(t["threads"]), {int(n): ms for n, ms in t["timings"].items()},
                                                     True, t["reason"], _load_from(t["load"])),
         verify=None if v is None else VerifyTiming(
-            VerifyCosts(tuple(v["seconds"]), v["head"], tuple(v["tree_seconds"])), v["loop_step"], int(v["context"]),
+            VerifyCosts(tuple(v["seconds"]), v["head"], tuple(v["tree_seconds"]),
+                        tuple((int(n), tuple(s)) for n, s in v.get("by_context", ())), int(v.get("costs_context", 0))),
+            v["loop_step"], int(v["context"]),
             _load_from(v["load"]), cached=True),
         drafters=tuple(DrafterTiming(d["spec"], DrafterProfile(
             d["name"], d["label"], d["c"], d["alpha"], tuple(d["per_position"]), d["coverage"],

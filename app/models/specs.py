@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 PROMPT_LOOKUP = "prompt-lookup"
+SUFFIX = "suffix"  # prompt lookup over the context and an index of other text (suffix decoding)
 SELF_DRAFT = "self"
 NO_DRAFT = "none"
 TRAINED_DRAFT = "trained"  # the best trained feature draft found for the target
@@ -68,6 +69,8 @@ KINDS: list[DraftKind] = [
     DraftKind(AUTO, "app.models.drafts:by_measurement"),
     DraftKind(PROMPT_LOOKUP, "app.models.drafts:prompt_lookup",
               QT_TRANSLATE_NOOP("Drafters", "prompt lookup (n-grams from the prompt)")),
+    DraftKind(SUFFIX, "app.models.suffix:suffix_drafter",
+              QT_TRANSLATE_NOOP("Drafters", "suffix decoding (your chats and the model's own answers)")),
     DraftKind(SELF_DRAFT, "app.models.drafts:self_draft_of",
               QT_TRANSLATE_NOOP("Drafters", "reduced-precision copy of the target")),
     DraftKind(TRAINED_DRAFT, "app.models.trained_drafts:best_trained_draft"),

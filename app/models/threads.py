@@ -80,18 +80,34 @@ def choose_threads(model: nn.Module, known: ThreadChoice | None = None) -> Threa
     machine profile holds, set again as it is (the profile decides when it is stale)."""
     if (why := pinned()) is not None:
         current = torch.get_num_threads()
+        _use(model, current)
         return ThreadChoice(current, {}, False, f"{current} thread{'s' * (current > 1)} ({why})")
     counts = candidates(DEFAULT)
     if known is not None and known.threads in counts:
-        torch.set_num_threads(known.threads)
+        _use(model, known.threads)
         return ThreadChoice(known.threads, known.timings, True, known.reason, known.load)
     with machine_load.watch() as watch:
         timings = time_threads(model, counts)
     best = min(timings, key=timings.__getitem__)
     others = ", ".join(f"{n}: {ms:.1f} ms" for n, ms in timings.items())
     reason = f"{best} thread{'s' * (best > 1)}: fastest decode step here ({others})"
-    torch.set_num_threads(best)
+    _use(model, best)
     return ThreadChoice(best, timings, False, reason, watch.load)
+
+
+def _use(model: nn.Module, count: int) -> None:
+    """Run the model's steps on `count` threads. A native model's are the kernel's own (native.set_threads),
+    and torch keeps one for the round's vocabulary work: its OpenMP workers, woken between passes, made the
+    next pass 1.2 ms slower (docs/native-kernels.md)."""
+    from .native import set_threads
+    from .native.model import is_native
+
+    if is_native(model):
+        set_threads(count)
+        torch.set_num_threads(1)
+    else:
+        set_threads(None)
+        torch.set_num_threads(count)
 
 
 @torch.inference_mode()
@@ -105,6 +121,6 @@ def time_threads(model: PreTrainedModel, counts: list[int]) -> dict[int, float]:
     cache = new_cache(model)
     forward(model, cache, ids, 1)
     runs = {n: lambda: forward(model, cache, ids[-1:], 1) for n in counts}
-    timing = time_interleaved(runs, reps=REPS, device=device, before=torch.set_num_threads,
+    timing = time_interleaved(runs, reps=REPS, device=device, before=lambda n: _use(model, n),
                               after=lambda _n: rollback(cache, PREFILL))
     return {n: round(s * 1e3, 2) for n, s in timing.best.items()}

@@ -6,6 +6,8 @@ cost: clock.time_interleaved), and v(n) is made non-decreasing in n. No Qt here.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from app.engine import DecodeParams, Drafter, generate
@@ -45,10 +47,22 @@ def probe_ids(target: LoadedModel, gamma_max: int) -> torch.Tensor:
     return ids
 
 
-@torch.inference_mode()
+SHORTER_CONTEXTS = (64, 160)  # v(n) is also timed after these many tokens: a chat's first turns are shorter
+
+
 def measure_verify(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
-    """v(n) for n = 1..n_max in seconds (head on every row), timed at TIMED_SIZES and n_max, interleaved
-    over reps, interpolated between; and one head row's seconds from the n_max pass with one row
+    """v(n) after the probe's context (the reference curve) and after SHORTER_CONTEXTS of it (by_context), so a
+    round is priced at its own context (VerifyCosts.at)."""
+    costs = _measure_at(model, ids, n_max, reps)
+    shorter = tuple((n, _measure_at(model, ids[: n + 1], n_max, reps).seconds)
+                    for n in SHORTER_CONTEXTS if n + 1 < len(ids))
+    return replace(costs, by_context=shorter, context=len(ids) - 1)
+
+
+@torch.inference_mode()
+def _measure_at(model, ids: torch.Tensor, n_max: int, reps: int = VERIFY_REPS) -> VerifyCosts:
+    """v(n) for n = 1..n_max in seconds (head on every row) after ids[:-1], timed at TIMED_SIZES and n_max,
+    interleaved over reps, interpolated between; and one head row's seconds from the n_max pass with one row
     against all rows."""
     device = next(model.parameters()).device
     ids = ids.to(device)

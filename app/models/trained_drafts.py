@@ -36,6 +36,7 @@ from .errors import CorruptModel, IncompatibleModels, ModelNotFound
 from .native.draft import native_feature_drafter
 from .native.model import is_native
 from .packed import hint_of, pack_linear, pack_linears
+from .rows import output_rows
 from .specs import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
 
 CONFIG_NAME = TRAINED_CONFIG
@@ -169,7 +170,7 @@ def load_trained_draft(path: str | Path, target, min_confidence: float | None = 
     except RuntimeError as exc:
         raise CorruptModel(f"the draft weights in {path} do not match its config ({_first_line(exc)})") from exc
     ids = draft.vocab_ids
-    vocab_rows = model.get_output_embeddings().weight.shape[0]
+    vocab_rows = output_rows(model)
     if ids.numel() == 0 or int(ids.min()) < 0 or int(ids.max()) >= vocab_rows:
         raise CorruptModel(f"the draft in {path} is damaged (token ids outside the vocabulary)")
     head = model.get_output_embeddings().weight

@@ -578,12 +578,17 @@ Draft: {1}</source>
 <context>
     <name>Drafters</name>
     <message>
-        <location filename="../../app/models/specs.py" line="70"/>
+        <location filename="../../app/models/specs.py" line="71"/>
         <source>prompt lookup (n-grams from the prompt)</source>
         <translation>提示查找（取自提示的 n-gram）</translation>
     </message>
     <message>
-        <location filename="../../app/models/specs.py" line="72"/>
+        <location filename="../../app/models/specs.py" line="73"/>
+        <source>suffix decoding (your chats and the model&apos;s own answers)</source>
+        <translation>后缀解码（你的对话与模型自己的回答）</translation>
+    </message>
+    <message>
+        <location filename="../../app/models/specs.py" line="75"/>
         <source>reduced-precision copy of the target</source>
         <translation>目标模型的低精度副本</translation>
     </message>
@@ -1269,13 +1274,13 @@ Draft: {1}</source>
     <name>PlotsPanel</name>
     <message>
         <location filename="../../app/gui/plots.py" line="87"/>
-        <location filename="../../app/gui/plots.py" line="309"/>
+        <location filename="../../app/gui/plots.py" line="313"/>
         <source>Acceptance · speedup</source>
         <translation>接受 · 加速比</translation>
     </message>
     <message>
         <location filename="../../app/gui/plots.py" line="88"/>
-        <location filename="../../app/gui/plots.py" line="309"/>
+        <location filename="../../app/gui/plots.py" line="313"/>
         <source>By position · tokens/s</source>
         <translation>按位置 · 词元/秒</translation>
     </message>
@@ -1327,7 +1332,7 @@ Draft: {1}</source>
     </message>
     <message>
         <location filename="../../app/gui/plots.py" line="208"/>
-        <location filename="../../app/gui/plots.py" line="239"/>
+        <location filename="../../app/gui/plots.py" line="243"/>
         <source>message</source>
         <translation>本条消息</translation>
     </message>
@@ -1338,7 +1343,7 @@ Draft: {1}</source>
     </message>
     <message>
         <location filename="../../app/gui/plots.py" line="208"/>
-        <location filename="../../app/gui/plots.py" line="239"/>
+        <location filename="../../app/gui/plots.py" line="243"/>
         <source>session</source>
         <translation>本次会话</translation>
     </message>
@@ -1348,37 +1353,42 @@ Draft: {1}</source>
         <translation>到目前为止在本机实测比仅目标模型更慢（{0:.2f}×）。</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="228"/>
+        <location filename="../../app/gui/plots.py" line="225"/>
+        <source>No draft proposed in this answer: the drafter proposes only where it predicts a gain on this machine, and none did.</source>
+        <translation>本次回答没有提出草稿：草稿器只在预计能在本机提速时提出，这次没有。</translation>
+    </message>
+    <message>
+        <location filename="../../app/gui/plots.py" line="232"/>
         <source>Speedup vs target-only</source>
         <translation>相对仅目标模型的加速比</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="229"/>
+        <location filename="../../app/gui/plots.py" line="233"/>
         <source>measured</source>
         <translation>实测</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="230"/>
+        <location filename="../../app/gui/plots.py" line="234"/>
         <source>this answer so far</source>
         <translation>本回答到目前为止</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="238"/>
+        <location filename="../../app/gui/plots.py" line="242"/>
         <source>Acceptance by position</source>
         <translation>各位置的接受率</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="251"/>
+        <location filename="../../app/gui/plots.py" line="255"/>
         <source>Tokens per second</source>
         <translation>每秒词元数</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="252"/>
+        <location filename="../../app/gui/plots.py" line="256"/>
         <source>speculative</source>
         <translation>推测解码</translation>
     </message>
     <message>
-        <location filename="../../app/gui/plots.py" line="253"/>
+        <location filename="../../app/gui/plots.py" line="257"/>
         <source>target only</source>
         <translation>仅目标模型</translation>
     </message>

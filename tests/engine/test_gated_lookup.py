@@ -171,7 +171,7 @@ def test_the_gate_prices_proposals_at_the_chats_own_verify_cost(monkeypatch):
     assert gate.verify.v(2) == pytest.approx(1.3, abs=0.01) and live.verify is gate.verify
     assert gate.verify.v(4) == pytest.approx(calibrated.v(4) + 3 * 0.3, abs=0.03)  # 0.3 a row, row by row
     assert worth_proposing(1, 0.2, gate.verify) == 0
-    monkeypatch.setattr(live_verify.LiveVerify, "observe", lambda self, rows, seconds: None)
+    monkeypatch.setattr(live_verify.LiveVerify, "observe", lambda self, rows, seconds, context=None: None)
     kept = GatedLookupDrafter(calibrated, 0.2)
     play(kept)
     assert worth_proposing(1, 0.2, kept.verify) == 1

@@ -121,6 +121,7 @@ def _chains(target, trained) -> dict:
 
     flat = VerifyCosts((1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4))
     return {"prompt lookup": make_drafter("prompt-lookup", target), "trained feature draft": trained,
+            "suffix decoding": make_drafter("suffix", target),
             "lookup, else the feature draft": LookupElseDrafter(
                 GatedLookupDrafter(flat, 0.6, never=template_tokens(target)), trained, 2),
             "the target as its own draft model": ModelDrafter(target.model)}

@@ -113,10 +113,33 @@ def test_auto_gamma_follows_live_acceptance():
         g = auto.gamma()
         auto.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.seconds[g]))
     assert auto.gamma() > start
-    for i in range(30, 80):  # almost nothing accepted: the shortest draft
+    for i in range(30, 80):  # almost nothing accepted: the shortest draft, then none
         g = auto.gamma()
         auto.observe(_round(i, g, 0, [0.02] * g, 0.0025 * g, CPU.seconds[g]))
-    assert auto.gamma() == 1 and auto.predicted < 1.0
+    assert auto.predicted < 1.0 and auto.stopped and auto.gamma() == 0
+
+
+def test_a_losing_drafter_stops_within_sixteen_rounds_and_explores():
+    from app.engine.policy.live import DROP_AFTER, EXPLORE_EVERY
+
+    auto = AutoGamma(profile(0.05, 0.5), CPU)
+    rounds = 0
+    while auto.gamma() > 0:  # every proposal rejected
+        g = auto.gamma()
+        rounds += 1
+        auto.observe(_round(rounds, g, 0, [0.01] * g, 0.0025 * g, CPU.seconds[g]))
+    assert rounds <= DROP_AFTER
+    for _ in range(EXPLORE_EVERY):  # target steps: γ 0 rounds
+        assert auto.gamma() == 0
+        rounds += 1
+        auto.observe(_round(rounds, 0, 0, [], 0.0, CPU.seconds[0]))
+    assert auto.gamma() >= 1  # one exploring round
+    # the twin: a drafter whose proposals are all accepted is never stopped
+    good = AutoGamma(profile(0.05, 0.5), CPU)
+    for i in range(1, 60):
+        g = good.gamma()
+        assert g >= 1
+        good.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.seconds[g]))
 
 
 def test_auto_gamma_follows_live_draft_cost():
@@ -331,3 +354,22 @@ def test_measured_predictions_use_the_policy_formula():
         assert predicted_speedup(alpha, gamma, c, v) == pytest.approx(closed, rel=1e-12)
         verify = VerifyCosts((1.0,) * gamma + (v,))
         assert speedup(profile(c, alpha), gamma, verify) == pytest.approx(closed, rel=1e-12)  # the load-time one
+
+
+def test_a_round_is_priced_at_its_own_context():
+    """v(n) timed after 64 and 335 tokens: a pass's extra rows weigh more in a short chat, where one step is
+    cheaper. A 60-token round is priced at the 64-token curve, a 200-token one between the two; the planted
+    twin (the reference curve everywhere) calls a 2-row pass 1.0 steps where the short chat pays 1.3."""
+    from app.engine.gated_lookup import GatedLookupDrafter, worth_proposing
+
+    long = (0.010, 0.0101, 0.0115, 0.013)  # after 335 tokens
+    short = (0.007, 0.0091, 0.0105, 0.012)  # after 64: the same rows cost the same seconds, one step less
+    costs = VerifyCosts(long, by_context=((64, short),), context=335)
+    assert costs.at(60).v(2) == pytest.approx(0.0091 / 0.007)
+    assert costs.at(1000) is costs and costs.at(335) is costs
+    mid = costs.at(200)
+    assert costs.at(60).v(2) > mid.v(2) > costs.v(2)
+    gate = GatedLookupDrafter(costs, 0.2)
+    assert worth_proposing(1, 0.2, costs.at(60)) == 0 and worth_proposing(1, 0.2, costs) == 1  # the twin
+    assert gate.propose([7, 3, 9, 7], 1) == []  # a 1-token match at 4 tokens of context: not worth a row
+    assert GatedLookupDrafter(VerifyCosts(long), 0.2).propose([7, 3, 9, 7], 1) == [3]

@@ -115,7 +115,7 @@ GGUFS = [
     Case("GGUF", "no architecture", _raw(raw_gguf.valid(raw_gguf.BASE_FIELDS[1:])), REFUSED, "architecture"),
     Case("GGUF", "an architecture transformers lacks", lambda f: (_tiny(f, arch="gpt9"), "auto"), REFUSED, "gpt9"),
     Case("GGUF", "a layer's tensor missing", lambda f: (_tiny(f, drop=("blk.1.ffn_down.weight",)), "auto"),
-         REFUSED, "lacks weights its config needs: model.layers.1.mlp.down_proj"),
+         REFUSED, "has no blk.1.ffn_down.weight"),
     Case("GGUF", "metadata wider than its tensors", lambda f: (_tiny(f, embedding_length=64), "auto"), REFUSED,
          "tiny"),
     Case("GGUF", "a NaN block scale", lambda f: (_tiny(f, nan_scale="blk.0.attn_q.weight"), "auto"), REFUSED,
@@ -242,11 +242,11 @@ CACHES = [
          "laid out again"),
     Case("cache", "kernel weights: a row count label edited", _stored(_label_edit(b'[2, 34]', b'[2, 30]')), NATIVE,
          "laid out again"),
-    Case("cache", "converted weights truncated", lambda f: _cached(
-        f, lambda c: (c / "model.safetensors").write_bytes((c / "model.safetensors").read_bytes()[:1000])), REMADE,
+    Case("cache", "kept tokenizer truncated", lambda f: _cached(
+        f, lambda c: (c / "tokenizer.json").write_bytes((c / "tokenizer.json").read_bytes()[:1000])), REMADE,
         "discarded"),
     Case("cache", "native record not JSON", _write("speclens-native.json", b"\xff"), NATIVE, "record was unreadable"),
-    Case("cache", "stale: the GGUF edited in its middle, same size", _stale, NATIVE, "converted anew"),
+    Case("cache", "stale: the GGUF edited in its middle, same size", _stale, NATIVE, "read anew"),
 ]
 
 CASES = GGUFS + CONFIGS + CACHES
@@ -288,8 +288,8 @@ def attempt(case: Case, folder: Path) -> Seen:
     said = "; ".join(warnings + notes)
     if not native:
         said = said or loaded.profile.kernels.reason
-    elif not said and loaded.extra.get("converted_cache") == "stored" and case.group == "cache":
-        said = "no converted copy of this content: converted anew"
+    elif not said and loaded.extra.get("converted_cache") in ("stored", "native") and case.group == "cache":
+        said = "no cached copy of this content: read anew from the file"
     return Seen(NATIVE if native else TORCH, said, str(out))
 
 

@@ -56,7 +56,7 @@ def _inject(monkeypatch, costs: dict[str, tuple[float, float]]):
 def test_the_slow_drafter_is_never_picked(target, monkeypatch):
     _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.6)})
     sel = select(target, AUTO, use_cache=False)
-    assert sel.spec == "prompt-lookup" and sel.drafter.name == "prompt lookup (per round)"
+    assert sel.spec == "prompt-lookup" and sel.drafter.name == "suffix decoding"  # per-round lookup, with the index
     assert sel.auto_gamma() is not None and sel.auto_gamma().gamma() == sel.choice.gamma
 
 
@@ -193,12 +193,14 @@ def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_
     assert by_name.name == "trained" and by_name.alpha == 0.5 and by_name.per_position == (0.6, 0.5, 0.4)
 
 
-def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf):
-    """The first run times the drafters on the GGUF it just dequantised; the second launch loads the converted
-    copy and must find those timings (the key once held the file's path and quantisation: timed twice)."""
-    first = load_model(str(tiny_gguf), device="cpu")
-    second = load_model(str(tiny_gguf), device="cpu")
-    assert (first.extra["converted_cache"], second.extra["converted_cache"]) == ("stored", "hit")
+@pytest.mark.parametrize("kernels, first_load", [("auto", "native"), ("torch", "stored")])
+def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf, kernels, first_load):
+    """The first run times the drafters on the GGUF it just read (straight onto the native kernel, or
+    dequantised for torch); the second launch loads what the first kept and must find those timings (the key
+    once held the file's path and quantisation: timed twice)."""
+    first = load_model(str(tiny_gguf), device="cpu", kernels=kernels)
+    second = load_model(str(tiny_gguf), device="cpu", kernels=kernels)
+    assert (first.extra["converted_cache"], second.extra["converted_cache"]) == (first_load, "hit")
     assert first.profile.key == second.profile.key
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
+import app.models.native as native_package
 from app.models.native import builds, kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
@@ -61,12 +62,12 @@ def test_rows_are_identical_for_any_row_count_and_thread_count(pair):
     parts = [native.forward(cache, ids[5:8], keep=3), native.forward(cache, ids[8:9], keep=1),
              native.forward(cache, ids[9:], keep=8)]
     assert torch.equal(torch.cat(parts), whole[5:])
-    threads = torch.get_num_threads()
+    threads = native_package._threads
     try:
-        torch.set_num_threads(2)
+        native_package.set_threads(2)
         assert torch.equal(native.forward(native.new_cache(), ids, keep=17), whole)
     finally:
-        torch.set_num_threads(threads)
+        native_package.set_threads(threads)
 
 
 def test_a_tree_row_equals_its_path_run_as_a_chain(pair):
@@ -122,12 +123,12 @@ def test_threads_kept_off_their_cores_lose_and_double_no_work(pair):
     the chunks they would have taken. Every pass still equals the one-thread pass bit for bit."""
     _, native = pair
     ids = torch.randint(0, 80, (9,))
-    threads = torch.get_num_threads()
+    threads = native_package._threads
     try:
-        torch.set_num_threads(1)
+        native_package.set_threads(1)
         alone = native.forward(native.new_cache(), ids, keep=9)
-        torch.set_num_threads(6)
+        native_package.set_threads(6)
         for _ in range(40):
             assert torch.equal(native.forward(native.new_cache(), ids, keep=9), alone)
     finally:
-        torch.set_num_threads(threads)
+        native_package.set_threads(threads)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import app.models.native as native_package
 from app.models import native
 from app.models.native import builds, descriptor
 
@@ -64,9 +65,9 @@ def test_a_callers_rounding_mode_and_flush_to_zero_change_no_bits(build):
     ids = torch.arange(9)
     with torch.inference_mode():
         before = backend.forward(backend.new_cache(), ids, keep=9)
-    threads = torch.get_num_threads()
+    threads = native_package._threads
     try:
-        torch.set_num_threads(2)
+        native_package.set_threads(2)
         torch.set_flush_denormal(True)
         assert libm.fesetround(FE_UPWARD) == 0
         # the twin: this thread's own float arithmetic does round upward now
@@ -78,7 +79,7 @@ def test_a_callers_rounding_mode_and_flush_to_zero_change_no_bits(build):
     finally:
         libm.fesetround(0)
         torch.set_flush_denormal(False)
-        torch.set_num_threads(threads)
+        native_package.set_threads(threads)
 
 
 @pytest.mark.parametrize("build", BUILDS, ids=[b.isa() for b in BUILDS])

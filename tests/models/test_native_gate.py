@@ -26,9 +26,10 @@ def perturbed_blocks(monkeypatch):
     """Planted: the native weights are another model's (the target plus noise), so native greedy tokens
     leave float32's (measured: 73% agreement against the gate's 99%)."""
     from app.models.native import build, model
+    from app.models.native.descriptor import TWO_DIGITS
 
     monkeypatch.setattr(model, "weights_of",
-                        lambda m, gguf=None, kernel=None: build.from_transformers(noisy_copy(m, 0.3), gguf, kernel))
+                        lambda m, kernel=None, digits=TWO_DIGITS: build.from_transformers(noisy_copy(m, 0.3), kernel, digits))
 
 
 def test_an_honest_native_model_passes_the_gate():
@@ -36,7 +37,7 @@ def test_an_honest_native_model_passes_the_gate():
 
     target = tiny_model()  # 256 positions: fewer than the gate's held-out text, which is cut to fit
     choice, native = _gate(target, forced=False)
-    assert choice.path.native and "quality:" in choice.reason and "greedy agreement" in choice.reason
+    assert choice.path.native and "quality:" in choice.reason and "top-1 agreement" in choice.reason
     assert is_native(native) and not is_native(target)  # nothing native hangs on transformers' model
 
 
@@ -59,7 +60,7 @@ def test_native_asked_for_is_kept_with_its_quality_said(perturbed_blocks):
 
 def test_loading_with_kernels_native_measures_the_gate(tiny_pair_dirs):
     loaded = loading.load_model(str(tiny_pair_dirs[0]), device="cpu", kernels="native", use_cache=False)
-    assert "native" in loaded.kernels and "greedy agreement" in loaded.profile.kernels.reason
+    assert "native" in loaded.kernels and "top-1 agreement" in loaded.profile.kernels.reason
     prompt = torch.tensor([5, 9, 12])
     backend = loaded.model.cache_backend
     assert backend.forward(backend.new_cache(), prompt, keep=1).shape == (1, 34)

@@ -4,12 +4,8 @@ gguf's reader and against the weights transformers dequantised from the same fil
 from __future__ import annotations
 
 import numpy as np
-import pytest
-import torch
 
 from app.models.embedded import embedded_gguf
-from app.models.native.build import ModuleFloats, _GgufBlocks
-from app.models.native.descriptor import Unfit
 from app.models.native.gguf_index import GgufIndex
 
 
@@ -27,20 +23,35 @@ def test_the_index_maps_every_tensor_as_ggufs_reader_does():
         assert np.array_equal(rows, np.asarray(tensor.data).view(np.uint8).reshape(rows.shape[0], -1)), tensor.name
 
 
-@pytest.mark.slow
-def test_blocks_are_taken_only_where_they_hold_transformers_weights():
-    """Planted twins: the q rows left in llama.cpp's order, and another layer's weight, are both refused."""
-    from app.models import load_model
+def test_each_matrix_is_checked_against_ggufs_own_dequantiser():
+    """gguf_model.check_rows: sampled rows of the kernel's product against the same rows dequantised by the
+    gguf package. Planted twins: the q rows left in llama.cpp's order, and another layer's blocks, both fail."""
+    from app.models.native import gguf_model
 
-    model = load_model("default", dtype=torch.float32, kernels="torch").model
-    config = model.config.get_text_config()
-    source = _GgufBlocks(embedded_gguf(), config, ModuleFloats(model))
-    q, k = "model.layers.0.self_attn.q_proj.weight", "model.layers.0.self_attn.k_proj.weight"
-    assert source.matrix("blk.0.attn_q.weight", q) is not None
-    assert torch.equal(source.matrix("blk.0.attn_k.weight", k).dequantize(), model.get_parameter(k).detach().float())
-    source.permute = False  # planted: the file's row order kept
-    with pytest.raises(Unfit, match="q_proj"):
-        source.matrix("blk.0.attn_q.weight", q)
-    source.permute = True
-    with pytest.raises(Unfit, match="blk.1.attn_q"):
-        source.matrix("blk.1.attn_q.weight", q)  # planted: another tensor's blocks
+    index = GgufIndex(embedded_gguf())
+    config = gguf_model.config_of(index)
+    heads = config.num_attention_heads
+    order = gguf_model._reverse_permutation(index.tensors["blk.0.attn_q.weight"].shape[1], heads)
+    q = gguf_model._matrix(index, "blk.0.attn_q.weight", order)
+    assert gguf_model.check_rows(q, index, "blk.0.attn_q.weight", order) is None
+    k = gguf_model._matrix(index, "blk.0.ffn_down.weight", None)
+    assert gguf_model.check_rows(k, index, "blk.0.ffn_down.weight", None) is None
+    unpermuted = gguf_model._matrix(index, "blk.0.attn_q.weight", None)  # planted: the file's row order kept
+    assert "differs" in gguf_model.check_rows(unpermuted, index, "blk.0.attn_q.weight", order)
+    other = gguf_model._matrix(index, "blk.1.attn_q.weight", order)  # planted: another tensor's blocks
+    assert "differs" in gguf_model.check_rows(other, index, "blk.0.attn_q.weight", order)
+
+
+def test_float_matrices_are_checked_against_their_q8_0_records_and_the_file(tmp_path):
+    """A float tensor is held as Q8_0: the kernel's product must equal those records' (not the floats', which
+    differ by the rounding), and the records must be within half a step of the file. Planted: another
+    layer's records."""
+    from app.models.native import gguf_model
+    from models.tiny_gguf import write_tiny_gguf
+
+    index = GgufIndex(write_tiny_gguf(tmp_path / "tiny.gguf"))
+    assert index.tensors["blk.0.attn_output.weight"].kind == "F32"
+    for name in ("blk.0.attn_q.weight", "blk.0.attn_output.weight", "blk.0.ffn_down.weight"):
+        assert gguf_model.check_rows(gguf_model._matrix(index, name, None), index, name, None) is None
+    other = gguf_model._matrix(index, "blk.1.attn_output.weight", None)
+    assert "differ" in gguf_model.check_rows(other, index, "blk.0.attn_output.weight", None)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
+import app.models.native as native_package
+
 # (hidden, heads, kv heads, head_dim, vocab): the first is the overflow (attention 32 < hidden 64)
 SHAPES = {
     "narrow-attention": (64, 2, 1, 16, 80),
@@ -54,13 +56,13 @@ def check_rows_and_threads(native, vocab: int) -> None:
     parts = [native.forward(cache, ids[5:8], keep=3), native.forward(cache, ids[8:9], keep=1),
              native.forward(cache, ids[9:], keep=8)]
     assert torch.equal(torch.cat(parts), whole[5:]), "a row's logits depend on the rows that share its pass"
-    threads = torch.get_num_threads()
+    threads = native_package._threads
     try:
         for count in (1, 2, 3):
-            torch.set_num_threads(count)
+            native_package.set_threads(count)
             assert torch.equal(native.forward(native.new_cache(), ids, keep=17), whole), f"{count} threads differ"
     finally:
-        torch.set_num_threads(threads)
+        native_package.set_threads(threads)
 
 
 @torch.inference_mode()

@@ -30,6 +30,29 @@ class VerifyCosts:
     seconds: tuple[float, ...]
     head: float = 0.0
     tree_seconds: tuple[float, ...] = ()
+    # (context tokens, seconds n = 1..) timed after shorter contexts than the reference curve's: a pass's extra
+    # rows cost the same whatever the context while one step grows with it, so v(n) is higher in a short chat
+    by_context: tuple[tuple[int, tuple[float, ...]], ...] = ()
+    context: int = 0  # tokens cached before the reference curve's passes (0: not recorded)
+
+    def at(self, context: int) -> VerifyCosts:
+        """The costs of passes after `context` cached tokens: the curves measured at the contexts around it,
+        interpolated (the nearest one outside them); these costs themselves where no other curve was timed."""
+        curves = sorted([*self.by_context, (self.context, self.seconds)]) if self.by_context and self.context else []
+        if not curves:
+            return self
+        if context <= curves[0][0]:
+            seconds = curves[0][1]
+        elif context >= curves[-1][0]:
+            seconds = curves[-1][1]
+        else:
+            (c0, s0), (c1, s1) = next((a, b) for a, b in zip(curves, curves[1:], strict=False) if a[0] <= context <= b[0])
+            f = (context - c0) / (c1 - c0)
+            m = min(len(s0), len(s1))
+            seconds = tuple(a + f * (b - a) for a, b in zip(s0[:m], s1[:m], strict=True))
+        if seconds is self.seconds:
+            return self
+        return VerifyCosts(tuple(seconds), self.head, self.tree_seconds)  # a plain curve at that context
 
     @property
     def step(self) -> float:

@@ -22,15 +22,20 @@ from .cost import (
 from .live_verify import LiveVerify
 
 LIVE_WEIGHT = 0.15  # weight of each new round in the live estimates (exponential moving average)
+DROP_AFTER = 16  # live rounds before a drafter predicted slower than target-only stops proposing (γ 0)
+EXPLORE_EVERY = 16  # while it is stopped, one round in this many drafts again, so its live figures can recover
 AUTO_GAMMA_START = 4  # γ 'auto' asks for this until a live controller's choice replaces it
 
 
 class AutoGamma:
     """γ re-chosen between rounds from the live α per position, c and verify cost of the running drafter.
 
-    The calibration gives v(n) in seconds; live rounds scale it (machine load moves every forward alike)
-    and update α and the draft's seconds per token. Feed every RoundEvent to observe(); gamma() is the
-    value for the next round. Only ever used through the params callable, so it changes speed, not output.
+    The calibration gives v(n) in seconds at two or three contexts; each round is priced at its own context
+    (VerifyCosts.at), live rounds scale it (machine load moves every forward alike) and shift its extra rows
+    (LiveVerify), and update α and the draft's seconds per token. After DROP_AFTER live rounds a drafter the
+    live figures predict slower than target-only stops: γ 0 (target steps) but for one round in EXPLORE_EVERY.
+    Feed every RoundEvent to observe(); gamma() is the value for the next round. Only ever used through the
+    params callable, so it changes speed, not output.
     """
 
     def __init__(self, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX,
@@ -46,7 +51,10 @@ class AutoGamma:
         self.coverage = profile.coverage
         self.name, self.label = profile.name, profile.label
         self.rounds = 0
-        self._gamma, self._predicted = best_gamma(self.profile, verify, gamma_max)
+        self.idle = 0  # rounds without a draft since the last that drafted
+        self.context = verify.context  # tokens before the next round
+        self.verify = self.live.at(self.context)
+        self._gamma, self._predicted = best_gamma(self.profile, self.verify, gamma_max)
 
     @property
     def profile(self) -> DrafterProfile:
@@ -58,13 +66,15 @@ class AutoGamma:
         """A target-only step of the real loop in this chat (the window's speedup baseline): with it, live
         multi-row rounds price v(n) as the chat pays it (live_verify.py)."""
         self.live.observe(1, seconds)
+        self.verify = self.live.at(self.context)
 
     def observe(self, r: RoundEvent) -> None:
+        self.context = r.context + r.emitted
         if r.round == 0:  # the first round carries the prompt's prefill in both timings
+            self.verify = self.live.at(self.context)
             return
-        self.live.observe(r.drafted + 1, r.verify_time)
-        if self.live.step is not None:
-            self.verify = self.live.costs
+        self.live.observe(r.drafted + 1, r.verify_time, r.context)
+        self.idle = 0 if r.drafted else self.idle + 1
         w = self.weight
         self.coverage += w * ((1.0 if r.drafted else 0.0) - self.coverage)
         if r.drafted:
@@ -74,13 +84,21 @@ class AutoGamma:
             token_s = (r.draft_time - self.c_round * self.verify.step * self.scale) / r.drafted
             self.draft_s += w * (max(0.0, token_s) - self.draft_s)
         n = r.drafted + 1
-        calibrated = self.verify.v(n) * self.verify.step
+        calibrated = self.verify.v(n) * self.verify.step  # this round's costs, at its own context
         if r.verify_time > 0 and calibrated > 0:
             self.scale += w * (r.verify_time / calibrated - self.scale)
         self.rounds += 1
+        self.verify = self.live.at(self.context)  # the next round's
         self._gamma, self._predicted = best_gamma(self.profile, self.verify, self.gamma_max)
 
+    @property
+    def stopped(self) -> bool:
+        """Whether the live figures say drafting loses, so rounds are target steps (but exploring ones)."""
+        return self.rounds >= DROP_AFTER and self._predicted < 1.0
+
     def gamma(self) -> int:
+        if self.stopped and self.idle < EXPLORE_EVERY:
+            return 0
         return self._gamma
 
     @property

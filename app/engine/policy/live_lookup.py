@@ -74,7 +74,7 @@ class LookupElseGamma:
     def observe(self, r: RoundEvent) -> None:
         who = self.drafter.proposer
         if r.round > 0:
-            self.live.observe(r.drafted + 1, r.verify_time)
+            self.live.observe(r.drafted + 1, r.verify_time, r.context)
             self._price()
         if r.round > 0 and who is not None:
             w = self.weight

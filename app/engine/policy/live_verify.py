@@ -17,16 +17,25 @@ from .cost import VerifyCosts
 
 
 class LiveVerify:
-    """The calibrated VerifyCosts, each pass of n rows shifted by e (n - 1) live target steps (`costs`)."""
+    """The calibrated VerifyCosts at the chat's own context, each pass of n rows shifted by e (n - 1) live
+    target steps (`costs`, `at`)."""
 
     def __init__(self, calibrated: VerifyCosts, weight: float) -> None:
         self.calibrated, self.weight = calibrated, weight
         self.step: float | None = None  # seconds of a live one-row round
         self.extra = 0.0  # e: live cost of an extra row beyond the calibrated v(n), in target steps
+        self.context = calibrated.context  # tokens cached before the latest round
         self.costs = calibrated
 
-    def observe(self, rows: int, seconds: float) -> None:
-        """A round's verify pass over `rows` tokens took `seconds` (the prefill round is the caller's to skip)."""
+    def at(self, context: int) -> VerifyCosts:
+        """The costs of a pass after `context` tokens: the calibrated curve there, shifted by the live e."""
+        return shifted(self.calibrated.at(context), self.extra) if self.step is not None else self.calibrated.at(context)
+
+    def observe(self, rows: int, seconds: float, context: int | None = None) -> None:
+        """A round's verify pass over `rows` tokens after `context` tokens took `seconds` (the prefill round is the
+        caller's to skip)."""
+        if context is not None:
+            self.context = context
         if seconds <= 0 or rows < 1:
             return
         w = self.weight
@@ -35,9 +44,9 @@ class LiveVerify:
             return
         if self.step is None:
             return  # no live step yet to measure a pass against
-        e = (seconds / self.step - self.calibrated.v(rows)) / (rows - 1)
+        e = (seconds / self.step - self.calibrated.at(self.context).v(rows)) / (rows - 1)
         self.extra += w * (e - self.extra)
-        self.costs = shifted(self.calibrated, self.extra)
+        self.costs = self.at(self.context)
 
 
 def shifted(costs: VerifyCosts, extra: float) -> VerifyCosts:

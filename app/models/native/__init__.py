@@ -82,3 +82,23 @@ def build_id() -> str:
 def unavailable() -> str | None:
     """None when a native build runs here, else why not (one line)."""
     return _load()[1]
+
+
+_threads: int | None = None
+
+
+def threads() -> int:
+    """The kernel's thread count: the one a load chose for it (set_threads), else torch's."""
+    if _threads is not None:
+        return _threads
+    import torch
+
+    return torch.get_num_threads()
+
+
+def set_threads(count: int | None) -> None:
+    """The kernel's own thread count (None: follow torch's). Apart from torch's: on the native path torch
+    runs only a round's vocabulary work, whose OpenMP workers, woken between passes, cost the next pass
+    1.2 ms of its 4.7 (docs/native-kernels.md), so threads.choose_threads gives torch one thread there."""
+    global _threads
+    _threads = count

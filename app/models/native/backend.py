@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import threads
 from .build import NativeWeights
 
 FIRST_CAPACITY = 256
@@ -81,7 +82,7 @@ class NativeBackend:
             w.model, tokens.numpy(), None, positions.view(-1).numpy(), held, masked_from,
             None if visible is None else visible.numpy(), *cache.buffers,
             None if hidden_out is None else hidden_out.numpy(), keep, None if logits is None else logits.numpy(),
-            torch.get_num_threads())
+            threads())
         cache.length = held + n
         return hidden_out, None if logits is None else logits[:, : w.vocab]
 
@@ -98,7 +99,7 @@ class NativeBackend:
         w = self.weights
         rows = hidden.reshape(-1, w.hidden).float().contiguous()
         out = torch.empty(rows.shape[0], w.head.n)
-        self.kernel.matmul(w.head.native(self.kernel), rows.numpy(), out.numpy(), torch.get_num_threads())
+        self.kernel.matmul(w.head.native(self.kernel), rows.numpy(), out.numpy(), threads())
         return out[:, : w.vocab].reshape(*hidden.shape[:-1], w.vocab)
 
     def rollback(self, cache: NativeCache, length: int) -> None:

@@ -10,10 +10,14 @@ from types import ModuleType
 import numpy as np
 import torch
 
+from . import kquants
+
 PANEL, BLOCK = 16, 32
 Q4_1, Q8_0 = 1, 2
-NAMES = {Q4_1: "Q4_1", Q8_0: "Q8_0"}
-RECORD_BYTES = {Q4_1: 320, Q8_0: 544}  # a panel's block: 16 channels' quants, their d (and Q4_1's m) as float16
+NAMES = {Q4_1: "Q4_1", Q8_0: "Q8_0", **kquants.NAMES}
+# a record: 16 channels x a unit of inputs (32; 256 for the K types), their codes and scales (csrc/blocks.h)
+RECORD_BYTES = {Q4_1: 320, Q8_0: 544, **kquants.RECORD_BYTES}
+UNIT = {Q4_1: BLOCK, Q8_0: BLOCK, **dict.fromkeys(kquants.NAMES, kquants.SUPER)}
 
 
 class QMatrix:
@@ -41,18 +45,20 @@ class QMatrix:
 
     @classmethod
     def of_data(cls, kind: int, rows: int, data: torch.Tensor) -> QMatrix:
-        """A matrix from its panel records as `data` holds them ([P, kb, record bytes] uint8, e.g. stored)."""
+        """A matrix from its panel records as `data` holds them ([P, units, record bytes] uint8, e.g. stored)."""
         mat = cls.__new__(cls)
-        p, kb, _ = data.shape
-        mat.kind, mat.rows, mat.n, mat.k, mat.data = kind, rows, p * PANEL, kb * BLOCK, data.contiguous()
+        p, units, _ = data.shape
+        mat.kind, mat.rows, mat.n, mat.k, mat.data = kind, rows, p * PANEL, units * UNIT[kind], data.contiguous()
         mat._native = {}
         return mat
 
-    def native(self, build: ModuleType):
-        """This matrix as `build`'s Matrix, made once a build (the kernel checks its size and type there)."""
-        made = self._native.get(build.__name__)
+    def native(self, build: ModuleType, digits: int = 2):
+        """This matrix as `build`'s Matrix multiplying `digits` activation digits (2: ~16 bits, 1: 8 bits at
+        half the arithmetic), made once a build and digit count (the kernel checks its size and type)."""
+        key = f"{build.__name__} {digits}"
+        made = self._native.get(key)
         if made is None:
-            made = self._native[build.__name__] = build.Matrix(self.kind, self.n, self.k, self.data.numpy())
+            made = self._native[key] = build.Matrix(self.kind, self.n, self.k, self.data.numpy(), digits)
         return made
 
     @property
@@ -81,6 +87,8 @@ class QMatrix:
 
     def dequantize(self) -> torch.Tensor:
         """The float32 weights [rows, k] these blocks hold."""
+        if self.kind in kquants.NAMES:
+            return torch.from_numpy(kquants.dequantize(self.kind, self.data.numpy(), self.rows))
         u, d, m = self.unpacked()
         if self.kind == Q4_1:
             w = d.unsqueeze(-1) * u.float() + m.unsqueeze(-1)
@@ -101,7 +109,10 @@ def from_float(w: torch.Tensor) -> QMatrix:
 
 
 def from_gguf_blocks(kind: str, raw: np.ndarray, k: int, rows: np.ndarray | None = None) -> QMatrix:
-    """A GGUF tensor's raw blocks [N, bytes per row] (Q4_1 or Q8_0) as they are; rows: a row order."""
+    """A GGUF tensor's raw blocks [N, bytes per row] (Q4_1, Q8_0 or a K type) as they are; rows: a row order."""
+    if kind in kquants.KINDS:
+        data, n = kquants.records(kquants.KINDS[kind], raw, rows)
+        return QMatrix.of_data(kquants.KINDS[kind], n, torch.from_numpy(data))
     data = torch.from_numpy(np.array(raw if rows is None else raw[rows]))  # a copy: the file stays read-only
     n, kb = data.shape[0], k // BLOCK
     if kind == "Q4_1":
@@ -118,9 +129,11 @@ def from_gguf_blocks(kind: str, raw: np.ndarray, k: int, rows: np.ndarray | None
     raise ValueError(f"no native blocks for GGUF type {kind}")
 
 
-def stack(mats: list[QMatrix]) -> QMatrix:
-    """One matrix whose rows are the given matrices' rows in order (fused q/k/v, gate/up); one kind."""
-    if len({m.kind for m in mats}) != 1 or any(m.n != m.rows for m in mats):
-        raise ValueError("fused matrices need one kind and rows a multiple of 16")
-    parts = [m.unpacked() for m in mats]
-    return QMatrix(mats[0].kind, *(torch.cat([p[i] for p in parts]) for i in range(3)))
+def stack(mats: list[QMatrix]) -> QMatrix | tuple[QMatrix, ...]:
+    """The given matrices' rows in order (fused q/k/v, gate/up): one matrix where they share a kind (their
+    panels one after another), else the matrices side by side (the kernel runs them as one projection)."""
+    if any(m.n != m.rows for m in mats) or len({m.k for m in mats}) != 1:
+        raise ValueError("fused matrices need rows a multiple of 16 and one input width")
+    if len({m.kind for m in mats}) != 1:
+        return tuple(mats)
+    return QMatrix.of_data(mats[0].kind, sum(m.rows for m in mats), torch.cat([m.data for m in mats]))

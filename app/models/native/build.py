@@ -8,19 +8,14 @@ dequantised from it, so a row order mistake can never pass); any other weight be
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 
-import numpy as np
 import torch
 from torch import nn
 
 from . import blocks, kernel, unavailable
 from .blocks import QMatrix
-from .descriptor import MODEL_FIELDS, Dims, Unfit, config_problem, dims_of
-from .gguf_index import GgufIndex
-
-PERMUTED = ("llama", "mistral")  # llama.cpp's converter reorders q and k rows of these (transformers undoes it)
+from .descriptor import MODEL_FIELDS, TWO_DIGITS, Digits, Dims, Unfit, config_problem, dims_of
 
 
 def native_support(model: nn.Module) -> str | None:
@@ -48,6 +43,7 @@ class NativeWeights:
     kinds: str  # "Q4_1 + Q8_0", for people
     nbytes: int
     parts: dict = field(default_factory=dict)  # by part name (parts_of), for native/stored.py
+    digits: Digits = TWO_DIGITS  # activation digits each role multiplies
 
     @property
     def layers(self) -> int:
@@ -67,9 +63,7 @@ class NativeWeights:
 
 
 class ModuleFloats:
-    """A transformers module's float weights by name (no copy); checks sample every 7th row and the last."""
-
-    CHECK_EVERY = 7  # a row-order mistake moves nearly all rows
+    """A transformers module's float weights by name (no copy)."""
 
     def __init__(self, model: nn.Module) -> None:
         self.weights = model.state_dict(keep_vars=True)  # tied heads keep their own name
@@ -81,75 +75,40 @@ class ModuleFloats:
         w = self.weights.get(name)
         return None if w is None else w.detach()
 
-    def sample(self, name: str, rows: int) -> tuple[np.ndarray, torch.Tensor]:
-        picked = np.unique(np.r_[np.arange(0, rows, self.CHECK_EVERY), rows - 1])
-        return picked, self.weights[name].detach()[torch.from_numpy(picked)].float()
 
-
-class SafetensorsFloats:
-    """The float weights transformers dequantised a GGUF into (the conversion cache's model.safetensors),
-    read from the mapped file only where asked: a light load never holds the float matrices."""
-
-    CHECK_ROWS = 32  # a head's worth of rows and the last: a row order or layout mistake moves them too
-
-    TIED = {"model.embed_tokens.weight": "lm_head.weight", "lm_head.weight": "model.embed_tokens.weight"}
-
-    def __init__(self, file: Path, tied: bool) -> None:
-        from safetensors import safe_open
-
-        self.file = safe_open(str(file), framework="pt")
-        self.names = set(self.file.keys())
-        self.tied = tied  # the file holds one of a tied pair (safetensors drops the duplicate)
-
-    def _stored(self, name: str) -> str | None:
-        if name in self.names:
-            return name
-        other = self.TIED.get(name) if self.tied else None
-        return other if other in self.names else None
-
-    def has(self, name: str) -> bool:
-        return self._stored(name) is not None
-
-    def get(self, name: str) -> torch.Tensor | None:
-        stored = self._stored(name)
-        return None if stored is None else self.file.get_tensor(stored)
-
-    def sample(self, name: str, rows: int) -> tuple[np.ndarray, torch.Tensor]:
-        part = self.file.get_slice(self._stored(name))
-        head = min(rows, self.CHECK_ROWS)
-        picked = np.unique(np.r_[np.arange(head), rows - 1])
-        return picked, torch.cat([part[:head], part[rows - 1 : rows]])[: len(picked)].float()
-
-
-def from_transformers(model: nn.Module, gguf: Path | None = None, build: ModuleType | None = None) -> NativeWeights:
-    """The model's weights for the kernel: a GGUF's own blocks where `gguf` names the file it came from.
-    Unfit when the kernel does not run the model."""
+def from_transformers(model: nn.Module, build: ModuleType | None = None, digits: Digits = TWO_DIGITS) -> NativeWeights:
+    """transformers' model's float weights for the kernel, as Q8_0 (a GGUF's own blocks are read from the file
+    itself: gguf_model.py). Unfit when the kernel does not run the model."""
     why = native_support(model)
     if why is not None:
         raise Unfit(why)
-    return assemble(model.config, parts_of(model.config, ModuleFloats(model), gguf), build)
+    return assemble(model.config, parts_of(model.config, ModuleFloats(model)), build, digits)
+
+
+OPTIONAL = (".qkv_bias", ".q_norm", ".k_norm", "rope_freqs")  # each in every layer (or the model) or in none
 
 
 def expected_shapes(config, tied: bool) -> dict[str, tuple[int, ...]]:
     """Every part's shape as the config's dimensions make it: (rows, inputs) of a matrix, (length,) of a vector.
-    The q/k/v bias ("{i}.qkv_bias") is the one optional part."""
+    The q/k/v bias and the q/k norms (OPTIONAL) are in some families only."""
     config = config.get_text_config()
     d = dims_of(config)
-    shapes: dict[str, tuple[int, ...]] = {"embed": (int(config.vocab_size), d.hidden), "norm": (d.hidden,)}
+    shapes: dict[str, tuple[int, ...]] = {"embed": (int(config.vocab_size), d.hidden), "norm": (d.hidden,),
+                                          "rope_freqs": (d.head_dim // 2,)}
     if not tied:
         shapes["head"] = (int(config.vocab_size), d.hidden)
     for i in range(d.layers):
         shapes |= {f"{i}.attn_norm": (d.hidden,), f"{i}.mlp_norm": (d.hidden,), f"{i}.qkv_bias": (d.qkv_width,),
+                   f"{i}.q_norm": (d.head_dim,), f"{i}.k_norm": (d.head_dim,),
                    f"{i}.qkv": (d.qkv_width, d.hidden), f"{i}.o": (d.hidden, d.q_width),
                    f"{i}.gate_up": (2 * d.ffn, d.hidden), f"{i}.down": (d.hidden, d.ffn)}
     return shapes
 
 
-def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None = None) -> dict:
-    """The kernel's matrices and float vectors by part name ("{i}.qkv", "{i}.attn_norm", ..., "embed", "head"
-    (absent when tied), "norm"): what `assemble` lays out and native/stored.py keeps."""
+def parts_of(config, floats: ModuleFloats) -> dict:
+    """The kernel's matrices (Q8_0 of transformers' float weights) and float vectors by part name ("{i}.qkv",
+    "{i}.attn_norm", ..., "embed", "head" (absent when tied), "norm"): what `assemble` lays out."""
     config = config.get_text_config()
-    source = _GgufBlocks(gguf, config, floats) if gguf is not None else None
 
     def floats_of(name: str) -> torch.Tensor:
         w = floats.get(name)
@@ -157,44 +116,31 @@ def parts_of(config, floats: ModuleFloats | SafetensorsFloats, gguf: Path | None
             raise ValueError(f"the model has no weight {name}")
         return w.float().contiguous()
 
-    def matrix(name: str, gguf_name: str | None) -> QMatrix:
-        if source is not None and gguf_name is not None:
-            mat = source.matrix(gguf_name, name)
-            if mat is not None:
-                return mat
-        return blocks.from_float(floats_of(name))
-
-    def fused(parts: list[QMatrix], names: list[str]) -> QMatrix:
-        if len({p.kind for p in parts}) == 1:
-            return blocks.stack(parts)
+    def matrix(*names: str) -> QMatrix:
         return blocks.from_float(torch.cat([floats_of(n) for n in names]))
 
     parts: dict = {}
     for i in range(config.num_hidden_layers):
         at, ml = f"model.layers.{i}.self_attn.", f"model.layers.{i}.mlp."
-        qkv_names = [at + "q_proj.weight", at + "k_proj.weight", at + "v_proj.weight"]
-        gate_up_names = [ml + "gate_proj.weight", ml + "up_proj.weight"]
         biases = [floats.get(at + f"{x}_proj.bias") for x in "qkv"]
         parts |= {
             f"{i}.attn_norm": floats_of(f"model.layers.{i}.input_layernorm.weight"),
-            f"{i}.qkv": fused([matrix(n, f"blk.{i}.attn_{x}.weight") for n, x in zip(qkv_names, "qkv", strict=True)],
-                              qkv_names),
-            f"{i}.o": matrix(at + "o_proj.weight", f"blk.{i}.attn_output.weight"),
+            f"{i}.qkv": matrix(at + "q_proj.weight", at + "k_proj.weight", at + "v_proj.weight"),
+            f"{i}.o": matrix(at + "o_proj.weight"),
             f"{i}.mlp_norm": floats_of(f"model.layers.{i}.post_attention_layernorm.weight"),
-            f"{i}.gate_up": fused([matrix(gate_up_names[0], f"blk.{i}.ffn_gate.weight"),
-                                   matrix(gate_up_names[1], f"blk.{i}.ffn_up.weight")], gate_up_names),
-            f"{i}.down": matrix(ml + "down_proj.weight", f"blk.{i}.ffn_down.weight"),
+            f"{i}.gate_up": matrix(ml + "gate_proj.weight", ml + "up_proj.weight"),
+            f"{i}.down": matrix(ml + "down_proj.weight"),
         }
         if all(b is not None for b in biases):
             parts[f"{i}.qkv_bias"] = torch.cat([b.float() for b in biases])
-    parts["embed"] = matrix("model.embed_tokens.weight", "token_embd.weight")
+    parts["embed"] = matrix("model.embed_tokens.weight")
     if not getattr(config, "tie_word_embeddings", False) and floats.has("lm_head.weight"):
-        parts["head"] = matrix("lm_head.weight", "output.weight")  # else tied: one copy serves input and logits
+        parts["head"] = matrix("lm_head.weight")  # else tied: one copy serves input and logits
     parts["norm"] = floats_of("model.norm.weight")
     return parts
 
 
-def assemble(config, parts: dict, build: ModuleType | None = None) -> NativeWeights:
+def assemble(config, parts: dict, build: ModuleType | None = None, digits: Digits = TWO_DIGITS) -> NativeWeights:
     """The kernel's model over the parts, checked whole by `build` (default: the one that runs here);
     Unfit, with the kernel's reason, when any part does not fit the config's dimensions."""
     build = build or kernel()
@@ -204,93 +150,68 @@ def assemble(config, parts: dict, build: ModuleType | None = None) -> NativeWeig
     if why is not None:
         raise Unfit(why)
     try:
-        model = build.Model(**model_fields(config, parts, build))
+        model = build.Model(**model_fields(config, parts, build, digits))
     except (KeyError, AttributeError) as exc:
         raise Unfit(f"the native weights lack a part ({exc})") from exc
     except (TypeError, ValueError) as exc:
         raise Unfit(str(exc).removeprefix("native: ")) from exc
     head = parts.get("head", parts["embed"])
-    mats = [p for p in parts.values() if isinstance(p, QMatrix)]
+    mats = matrices_of(parts)
     kinds = " + ".join(sorted({m.name for m in mats}))
     return NativeWeights(model, build, dims_of(config), head.rows, parts["embed"], head, kinds,
-                         sum(m.nbytes for m in mats), parts)
+                         sum(m.nbytes for m in mats), parts, digits)
 
 
-def model_fields(config, parts: dict, build: ModuleType) -> dict:
+def matrices_of(parts: dict) -> list[QMatrix]:
+    """Every matrix of the parts, a projection's side-by-side matrices one by one."""
+    return [m for p in parts.values() for m in (p if isinstance(p, tuple) else (p,)) if isinstance(m, QMatrix)]
+
+
+def model_fields(config, parts: dict, build: ModuleType, digits: Digits = TWO_DIGITS) -> dict:
     """build.Model's keywords (descriptor.MODEL_FIELDS) for the config's dimensions over the parts."""
     dims = dims_of(config)
     head = parts.get("head", parts["embed"])
-    cos, sin, _ = rotary_tables(config, dims.head_dim)
+    cos, sin, _ = rotary_tables(config, dims.head_dim, parts.get("rope_freqs"))
 
     def vec(name: str):
         part = parts.get(name)
         return None if part is None else part.numpy()
 
-    layers = [{"attn_norm": vec(f"{i}.attn_norm"), "qkv": parts[f"{i}.qkv"].native(build),
-               "qkv_bias": vec(f"{i}.qkv_bias"), "o": parts[f"{i}.o"].native(build), "ffn_norm": vec(f"{i}.mlp_norm"),
-               "gate_up": parts[f"{i}.gate_up"].native(build), "down": parts[f"{i}.down"].native(build)}
+    def proj(name: str, digits: int):  # one matrix, or (q, k, v) / (gate, up) each in its file's block type
+        part = parts[name]
+        return tuple(m.native(build, digits) for m in part) if isinstance(part, tuple) else part.native(build, digits)
+
+    layers = [{"attn_norm": vec(f"{i}.attn_norm"), "qkv": proj(f"{i}.qkv", digits.qkv),
+               "qkv_bias": vec(f"{i}.qkv_bias"), "q_norm": vec(f"{i}.q_norm"), "k_norm": vec(f"{i}.k_norm"),
+               "o": parts[f"{i}.o"].native(build, digits.o), "ffn_norm": vec(f"{i}.mlp_norm"),
+               "gate_up": proj(f"{i}.gate_up", digits.gate_up), "down": parts[f"{i}.down"].native(build, digits.down)}
               for i in range(dims.layers)]
     fields = {"layers": dims.layers, "hidden": dims.hidden, "heads": dims.heads, "kv_heads": dims.kv_heads,
               "head_dim": dims.head_dim, "ffn": dims.ffn, "vocab": head.rows, "max_positions": dims.max_positions,
               "eps": dims.eps, "cos": cos.numpy(), "sin": sin.numpy(), "norm": vec("norm"),
-              "embed": parts["embed"].native(build), "head": head.native(build), "parts": layers}
+              "embed": parts["embed"].native(build), "head": head.native(build, digits.head), "parts": layers}
     return {name: fields[name] for name in MODEL_FIELDS}
 
 
-def inv_freq(config) -> tuple[torch.Tensor, float]:
-    """(inv_freq [head_dim / 2] float32, attention scaling) as the family's rotary module computes them at init."""
+def inv_freq(config, factors: torch.Tensor | None = None) -> tuple[torch.Tensor, float]:
+    """(inv_freq [head_dim / 2] float32, attention scaling) as the family's rotary module computes them at init;
+    factors: a GGUF's rope_freqs (llama.cpp's form of Llama 3.x's scaling), each frequency divided by its own."""
     rope = getattr(config, "rope_parameters", None) or {}
     kind = rope.get("rope_type", "default")
     dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    if kind == "default":
-        return 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim)), 1.0
+    if kind == "default" or factors is not None:
+        base = 1.0 / (rope["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+        return (base if factors is None else base / factors.float()), 1.0
     from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
     freq, scaling = ROPE_INIT_FUNCTIONS[kind](config)
     return freq.float(), float(scaling)
 
 
-def rotary_tables(config, head_dim: int) -> tuple[torch.Tensor, torch.Tensor, int]:
-    """cos, sin [positions, head_dim / 2] as transformers computes them (its inv_freq and attention scaling)."""
+def rotary_tables(config, head_dim: int, factors: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """cos, sin [positions, head_dim / 2] as transformers computes them (its inv_freq and attention scaling);
+    factors: a GGUF's rope_freqs (Llama 3.x), each frequency divided by its own."""
     positions = dims_of(config).max_positions
-    freq, scaling = inv_freq(config)
+    freq, scaling = inv_freq(config, factors)
     freqs = torch.arange(positions, dtype=torch.float32)[:, None] * freq[None, : head_dim // 2]
     return (freqs.cos() * scaling).contiguous(), (freqs.sin() * scaling).contiguous(), positions
-
-
-class _GgufBlocks:
-    """A GGUF file's Q4_1 and Q8_0 tensors, each checked against the floats transformers dequantised from it
-    (Unfit where they differ: the floats are not this file's)."""
-
-    def __init__(self, path: Path, config, floats: ModuleFloats | SafetensorsFloats) -> None:
-        self.index = GgufIndex(path)
-        self.floats = floats
-        self.permute = config.model_type in PERMUTED
-        self.heads, self.kv = config.num_attention_heads, config.num_key_value_heads
-
-    def matrix(self, name: str, float_name: str) -> QMatrix | None:
-        info = self.index.tensors.get(name)
-        if info is None or info.kind not in ("Q4_1", "Q8_0"):
-            return None
-        raw = self.index.rows(name)
-        rows, k = raw.shape[0], info.shape[0]
-        order = None
-        if self.permute and name.endswith(("attn_q.weight", "attn_k.weight")):
-            heads = self.heads if name.endswith("attn_q.weight") else self.kv
-            order = _reverse_permutation(rows, heads).numpy()
-        # transformers dequantised this file into the floats: sampled rows of the blocks must hold exactly those
-        # numbers (the whole matrix took a second a load; a wrong row order or layout fails every sample)
-        sample, expected = self.floats.sample(float_name, rows)
-        picked = sample if order is None else order[sample]
-        check = blocks.from_gguf_blocks(info.kind, raw[picked], k).dequantize()
-        if check.shape != expected.shape or not torch.allclose(check, expected, rtol=1e-6, atol=1e-7):
-            raise Unfit(f"{float_name} is not what {name}'s blocks hold (another file's weights, or another row order)")
-        return blocks.from_gguf_blocks(info.kind, raw, k, order)
-
-
-def _reverse_permutation(rows: int, heads: int) -> torch.Tensor:
-    """The row order transformers' reverse_permute_weights gives llama.cpp's q/k rows (new row i = old row)."""
-    dim = rows // heads // 2
-    if heads * 2 * dim != rows:
-        return torch.arange(rows)
-    return torch.arange(rows).reshape(heads, dim, 2).transpose(1, 2).reshape(rows)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 # Model(**fields) keywords and a layer's keys, in the kernel's own order (kernel.c's MODEL_FIELDS, LAYER_FIELDS)
 MODEL_FIELDS = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_positions", "eps",
                 "cos", "sin", "norm", "embed", "head", "parts")
-LAYER_FIELDS = ("attn_norm", "qkv", "qkv_bias", "o", "ffn_norm", "gate_up", "down")
+LAYER_FIELDS = ("attn_norm", "qkv", "qkv_bias", "q_norm", "k_norm", "o", "ffn_norm", "gate_up", "down")
 
-FAMILIES = ("llama", "mistral", "qwen2")  # rotate-half rotary, RMSNorm, SiLU gate/up, no per-layer extras
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3")  # rotate-half rotary, RMSNorm, SiLU gate/up (Qwen3: q/k norms)
 BLOCK, PANEL = 32, 16
 MAX_GROUP = 16  # query heads per key head the kernel's scratch holds
 MAX_LAYERS, MAX_WIDTH, MAX_HEADS, MAX_HEAD_DIM = 4096, 1 << 20, 1024, 1024
@@ -115,6 +115,51 @@ def dims_problem(d: Dims) -> str | None:
     if not (math.isfinite(d.eps) and d.eps >= 0) or d.max_positions < 1:
         return "the config's norm epsilon or context length is not usable"
     return None
+
+
+@dataclass(frozen=True)
+class Digits:
+    """The activation digits each matrix role multiplies: 2 (about 16 bits: far below the weights' rounding)
+    or 1 (8 bits, as llama.cpp's Q8_1 rounds them, at half the int8 arithmetic a verified row costs)."""
+
+    qkv: int = 2
+    o: int = 2
+    gate_up: int = 2
+    down: int = 2
+    head: int = 2
+
+    ROLES = ("qkv", "o", "gate_up", "down", "head")
+
+    @classmethod
+    def all(cls, digits: int) -> Digits:
+        return cls(*(digits,) * len(cls.ROLES))
+
+    def with_role(self, role: str, digits: int) -> Digits:
+        return Digits(**{r: digits if r == role else getattr(self, r) for r in self.ROLES})
+
+    @property
+    def code(self) -> str:
+        """"" for two digits everywhere, else one character a role ("11112"): how a profile keeps the choice."""
+        digits = "".join(str(getattr(self, r)) for r in self.ROLES)
+        return "" if digits == "2" * len(self.ROLES) else digits
+
+    @classmethod
+    def of_code(cls, code: str) -> Digits:
+        """The digits a code names; a code of another length or other characters (an older profile) is two digits."""
+        if len(code) != len(cls.ROLES) or set(code) - {"1", "2"}:
+            return cls()
+        return cls(*(int(c) for c in code))
+
+    def label(self) -> str:
+        """For people: "2 digits", "1 digit", "1 digit (2: head, down)"."""
+        ones = [r for r in self.ROLES if getattr(self, r) == 1]
+        if not ones:
+            return "2 digits"
+        twos = [r for r in self.ROLES if getattr(self, r) == 2]
+        return "1 digit" + (f" (2: {', '.join(twos)})" if twos else "")
+
+
+TWO_DIGITS = Digits()
 
 
 class Unfit(ValueError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import blocks, kernel
+from . import blocks, kernel, threads
 
 
 class NativeLinear(nn.Module):
@@ -34,7 +34,7 @@ class NativeLinear(nn.Module):
         if x.dtype != torch.float32 or not x.is_contiguous() or x.requires_grad:
             x = x.detach().float().contiguous()
         out = x.new_empty(*x.shape[:-1], self.mat.n)  # [..., n padded to 16]
-        self.kernel.matmul(self.native, x.numpy(), out.numpy(), torch.get_num_threads())
+        self.kernel.matmul(self.native, x.numpy(), out.numpy(), threads())
         if self.mat.n != self.out_features:
             out = out[..., : self.out_features]
         return out if self.bias is None else out + self.bias

@@ -10,6 +10,7 @@ Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md (version 2 and
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import struct
@@ -88,6 +89,20 @@ class GgufIndex:
         header = _Header(buffer, self.name)
         self.values, self.array_lengths, self.tensors = header.values, header.array_lengths, header.tensors
         self._data = np.frombuffer(buffer, dtype=np.uint8)
+        self._map = buffer if isinstance(buffer, mmap.mmap) else None
+
+    def release(self, name: str) -> None:
+        """Hand the tensor's pages back to the system once its bytes were copied (they are the file's: the next
+        read maps them again), so a load holds the file's pages one tensor at a time, not all at once."""
+        info = self.tensors.get(name)
+        size = info.nbytes if info is not None else None
+        if self._map is None or not size or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        page = mmap.PAGESIZE
+        start = info.offset // page * page
+        end = min(len(self._map), info.offset + size)
+        with contextlib.suppress(OSError, ValueError):
+            self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
 
     def rows(self, name: str) -> np.ndarray | None:
         """The tensor's bytes as [rows, bytes per row] (read-only, mapped), or None for a type without blocks here."""

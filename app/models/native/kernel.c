@@ -90,13 +90,13 @@ typedef struct {
 static PyTypeObject MatrixType;
 
 static int matrix_init(MatrixObject *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"kind", "n", "k", "data", NULL};
-    long long kind, n, k;
+    static char *names[] = {"kind", "n", "k", "data", "digits", NULL};
+    long long kind, n, k, digits = 2;
     PyObject *data;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLO", names, &kind, &n, &k, &data)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLO|L", names, &kind, &n, &k, &data, &digits)) return -1;
     release(&self->view);
     if (take(data, &self->view, U8, 0, "a matrix's data") != 0) return -1;
-    self->m = (QMat){kind, n, k, self->view.buf, (size_t)self->view.len};
+    self->m = (QMat){kind, n, k, self->view.buf, (size_t)self->view.len, digits};
     const char *why = check_matrix(&self->m);
     if (why) {
         PyErr_Format(PyExc_ValueError, "native: %s (type %lld, %lld x %lld, %zd bytes)", why, kind, n, k,
@@ -117,12 +117,13 @@ static PyMemberDef matrix_members[] = {
     {"kind", T_LONGLONG, offsetof(MatrixObject, m.type), READONLY, "block type"},
     {"n", T_LONGLONG, offsetof(MatrixObject, m.n), READONLY, "output channels (whole panels of 16)"},
     {"k", T_LONGLONG, offsetof(MatrixObject, m.k), READONLY, "inputs (whole blocks of 32)"},
+    {"digits", T_LONGLONG, offsetof(MatrixObject, m.digits), READONLY, "activation digits it multiplies (1 or 2)"},
     {NULL},
 };
 
 static PyTypeObject MatrixType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = SL_STR(SL_MODULE) ".Matrix",
-    .tp_doc = "Matrix(kind, n, k, data): weights in the kernel's panel records, checked whole",
+    .tp_doc = "Matrix(kind, n, k, data, digits=2): weights in the kernel's panel records, checked whole",
     .tp_basicsize = sizeof(MatrixObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
@@ -146,9 +147,10 @@ static int as_matrix(PyObject *obj, QMat *out, const char *what) {
  * import (layout()), so the two can never disagree on an order. */
 static char *MODEL_FIELDS[] = {"layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
                                "max_positions", "eps", "cos", "sin", "norm", "embed", "head", "parts", NULL};
-static const char *LAYER_FIELDS[] = {"attn_norm", "qkv", "qkv_bias", "o", "ffn_norm", "gate_up", "down"};
-#define N_LAYER_FIELDS 7
-#define VIEWS_A_LAYER 3
+static const char *LAYER_FIELDS[] = {"attn_norm", "qkv", "qkv_bias", "q_norm", "k_norm", "o", "ffn_norm",
+                                     "gate_up", "down"};
+enum { F_ATTN_NORM, F_QKV, F_QKV_BIAS, F_Q_NORM, F_K_NORM, F_O, F_FFN_NORM, F_GATE_UP, F_DOWN, N_LAYER_FIELDS };
+#define VIEWS_A_LAYER 5
 
 typedef struct {
     PyObject_HEAD
@@ -179,6 +181,29 @@ static int vec_of(PyObject *obj, Py_buffer *view, Vec *v, const char *what, int 
     if (take(obj, view, F32, 0, what) != 0) return -1;
     *v = (Vec){view->buf, items_in(view)};
     return 0;
+}
+
+/* A projection: one Matrix, or a sequence of up to three (q, k, v in their own block types). */
+static int as_proj(PyObject *obj, Proj *out, PyObject *keep, const char *what) {
+    if (PyObject_TypeCheck(obj, &MatrixType)) {
+        out->count = 1;
+        return as_matrix(obj, &out->part[0], what) || PyList_Append(keep, obj);
+    }
+    PyObject *seq = PySequence_Fast(obj, "native: a projection must be a Matrix or a sequence of Matrices");
+    if (!seq) return -1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (count < 1 || count > MAX_PARTS) {
+        PyErr_Format(PyExc_ValueError, "native: %s has %zd parts (1 to 3)", what, count);
+        rc = -1;
+    }
+    for (Py_ssize_t j = 0; rc == 0 && j < count; j++) {
+        PyObject *part = PySequence_Fast_GET_ITEM(seq, j);
+        rc = as_matrix(part, &out->part[j], what) || PyList_Append(keep, part);
+    }
+    out->count = rc == 0 ? (int)count : 0;
+    Py_DECREF(seq);
+    return rc;
 }
 
 static PyObject *layer_item(PyObject *dict, int l, const char *key) {
@@ -238,13 +263,14 @@ static int model_init(ModelObject *self, PyObject *args, PyObject *kw) {
             if (!(item[f] = layer_item(d, l, LAYER_FIELDS[f]))) goto out;
         Layer *y = &self->layer[l];
         Py_buffer *lv = v + 3 + VIEWS_A_LAYER * l;
-        if (vec_of(item[0], &lv[0], &y->attn_norm, "attn_norm", 0) || vec_of(item[2], &lv[1], &y->qkv_bias, "qkv_bias", 1) ||
-            vec_of(item[4], &lv[2], &y->ffn_norm, "ffn_norm", 0) || as_matrix(item[1], &y->qkv, "qkv") || as_matrix(item[3], &y->o, "o") ||
-            as_matrix(item[5], &y->gate_up, "gate_up") || as_matrix(item[6], &y->down, "down"))
+        if (vec_of(item[F_ATTN_NORM], &lv[0], &y->attn_norm, "attn_norm", 0) ||
+            vec_of(item[F_QKV_BIAS], &lv[1], &y->qkv_bias, "qkv_bias", 1) ||
+            vec_of(item[F_FFN_NORM], &lv[2], &y->ffn_norm, "ffn_norm", 0) ||
+            vec_of(item[F_Q_NORM], &lv[3], &y->q_norm, "q_norm", 1) || vec_of(item[F_K_NORM], &lv[4], &y->k_norm, "k_norm", 1) ||
+            as_proj(item[F_QKV], &y->qkv, self->matrices, "qkv") || as_proj(item[F_GATE_UP], &y->gate_up, self->matrices, "gate_up") ||
+            as_matrix(item[F_O], &y->o, "o") || as_matrix(item[F_DOWN], &y->down, "down") ||
+            PyList_Append(self->matrices, item[F_O]) || PyList_Append(self->matrices, item[F_DOWN]))
             goto out;
-        static const int matrix_fields[] = {1, 3, 5, 6}; /* qkv, o, gate_up, down */
-        for (int f = 0; f < 4; f++)
-            if (PyList_Append(self->matrices, item[matrix_fields[f]])) goto out;
     }
     const char *why = check_model(md);
     if (why) {
@@ -400,6 +426,43 @@ out:
     return result;
 }
 
+/* rows(matrix, ids, out): out [len(ids), k] = the matrix's rows `ids` as floats (an embedding's lookup) */
+static PyObject *py_rows(PyObject *self, PyObject *args) {
+    PyObject *matrix, *ids, *out;
+    if (!PyArg_ParseTuple(args, "OOO", &matrix, &ids, &out)) return NULL;
+    QMat w;
+    if (as_matrix(matrix, &w, "rows' matrix")) return NULL;
+    Py_buffer bi, bo;
+    if (take(ids, &bi, I64, 0, "row ids")) return NULL;
+    if (take(out, &bo, F32, 1, "rows' output")) {
+        release(&bi);
+        return NULL;
+    }
+    size_t count = items_in(&bi);
+    const int64_t *id = bi.buf;
+    PyObject *result = NULL;
+    if (items_in(&bo) != count * (size_t)w.k) {
+        PyErr_SetString(PyExc_ValueError, "native rows: the output is not [ids, k]");
+        goto out;
+    }
+    for (size_t r = 0; r < count; r++)
+        if (id[r] < 0 || id[r] >= w.n) {
+            PyErr_SetString(PyExc_ValueError, "native rows: a row id outside the matrix");
+            goto out;
+        }
+    float *o = bo.buf;
+    Py_BEGIN_ALLOW_THREADS
+    FP_PINNED({
+        for (size_t r = 0; r < count; r++) dequantize_row(&w, id[r], o + r * (size_t)w.k);
+    });
+    Py_END_ALLOW_THREADS
+    result = Py_NewRef(Py_None);
+out:
+    release(&bi);
+    release(&bo);
+    return result;
+}
+
 /* Whether every thread of a task (the caller and each worker that joins) runs in the default floating-point
  * environment: what FP_PINNED and the workers' start guarantee, whatever the caller's own. */
 typedef struct {
@@ -469,13 +532,16 @@ static PyObject *py_layout(PyObject *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; MODEL_FIELDS[i]; i++) PyTuple_SET_ITEM(model, i, PyUnicode_FromString(MODEL_FIELDS[i]));
     for (Py_ssize_t i = 0; i < N_LAYER_FIELDS; i++) PyTuple_SET_ITEM(layer, i, PyUnicode_FromString(LAYER_FIELDS[i]));
-    return Py_BuildValue("{s:N,s:N,s:{s:n,s:n}}", "model", model, "layer", layer, "records", "Q4_1",
-                         (Py_ssize_t)record_bytes_of(Q4_1), "Q8_0", (Py_ssize_t)record_bytes_of(Q8_0));
+    return Py_BuildValue("{s:N,s:N,s:{s:n,s:n,s:n,s:n,s:n}}", "model", model, "layer", layer, "records",
+                         "Q4_1", (Py_ssize_t)record_bytes_of(Q4_1), "Q8_0", (Py_ssize_t)record_bytes_of(Q8_0),
+                         "Q4_K", (Py_ssize_t)record_bytes_of(Q4_K), "Q5_K", (Py_ssize_t)record_bytes_of(Q5_K),
+                         "Q6_K", (Py_ssize_t)record_bytes_of(Q6_K));
 }
 
 static PyMethodDef methods[] = {
     {"forward", py_forward, METH_VARARGS, "the model's pass over n rows"},
     {"matmul", py_matmul, METH_VARARGS, "one quantized linear"},
+    {"rows", py_rows, METH_VARARGS, "a matrix's rows as floats"},
     {"fp_probe", py_fp_probe, METH_VARARGS, "(threads that ran a task, those not in the default FP environment)"},
     {"cpu_ok", py_cpu_ok, METH_NOARGS, "whether this build's instructions run on this CPU"},
     {"isa", py_isa, METH_NOARGS, "the instruction set this build uses"},

@@ -13,6 +13,7 @@ from torch import nn
 from .backend import NativeBackend
 from .build import from_transformers as weights_of
 from .build import inv_freq
+from .descriptor import TWO_DIGITS, Digits
 from .record import Record
 
 
@@ -20,14 +21,42 @@ class Rotary(nn.Module):
     """(cos, sin) of positions as the llama/mistral/qwen2 rotary module computes them (the families the kernel
     runs, none with position-dependent scaling), from the same inv_freq the kernel's tables use."""
 
-    def __init__(self, config) -> None:
+    def __init__(self, config, factors=None) -> None:
         super().__init__()
-        self.inv_freq, self.attention_scaling = inv_freq(config)
+        self.inv_freq, self.attention_scaling = inv_freq(config, factors)
 
     def forward(self, x: torch.Tensor, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         freqs = position_ids[..., None].float() * self.inv_freq.to(device=x.device)  # [b, n, head_dim / 2]
         emb = torch.cat((freqs, freqs), dim=-1)
         return (emb.cos() * self.attention_scaling).to(x.dtype), (emb.sin() * self.attention_scaling).to(x.dtype)
+
+
+class KernelRows(nn.Module):
+    """A kernel matrix's rows as floats, for what reads an embedding or a head's rows (a feature draft, a
+    fingerprint): a lookup dequantises only the rows asked for; `weight` the whole matrix, made on first use,
+    so a model that no draft reads never holds its float rows (4 bytes a weight: 400 MB for a 1.7B vocabulary)."""
+
+    def __init__(self, matrix, build) -> None:
+        super().__init__()
+        self.matrix, self.build = matrix, build
+        self.num_embeddings = self.out_features = matrix.rows
+        self.embedding_dim = self.in_features = matrix.k
+        self._weight: torch.Tensor | None = None
+
+    @property
+    def weight(self) -> torch.Tensor:
+        if self._weight is None:
+            self._weight = self.lookup(torch.arange(self.num_embeddings))
+        return self._weight
+
+    def lookup(self, ids: torch.Tensor) -> torch.Tensor:
+        flat = ids.reshape(-1).to(torch.int64).contiguous()
+        out = torch.empty(len(flat), self.embedding_dim)
+        self.build.rows(self.matrix.native(self.build), flat.numpy(), out.numpy())
+        return out.view(*ids.shape, self.embedding_dim)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lookup(ids)
 
 
 class NativeCausalLM(nn.Module):
@@ -37,28 +66,40 @@ class NativeCausalLM(nn.Module):
     transformers' code paths (distillation, HF's generate) load transformers' model
     (`loading.with_transformers`)."""
 
-    def __init__(self, config, generation_config, embed: torch.Tensor, head: torch.Tensor | None,
+    def __init__(self, config, generation_config, embed: torch.Tensor | None, head: torch.Tensor | None,
                  backend: NativeBackend, record: Record, gguf: Path | None) -> None:
+        """embed, head: float rows the caller already holds (transformers' model's), else None: the kernel's
+        rows on demand (KernelRows); head None with an embed: tied."""
         super().__init__()
         text = config.get_text_config()
         # the class transformers' model had, which a trained draft's fingerprint names (feature_format.fingerprint)
         config.architectures = getattr(config, "architectures", None) or [record.architecture]
         self.config, self.generation_config = config, generation_config
-        self.embed_tokens = nn.Embedding(*embed.shape, _weight=embed, _freeze=True)
-        self.lm_head = nn.Linear(text.hidden_size, embed.shape[0] if head is None else head.shape[0], bias=False,
-                                 device="meta")
-        self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
+        weights = backend.weights
+        # An empty float32 parameter on the CPU: what code that asks a model's device and dtype
+        # (next(model.parameters())) reads, whether or not the model holds float rows.
+        self.place = nn.Parameter(torch.empty(0), requires_grad=False)
+        if embed is None:
+            self.embed_tokens: nn.Module = KernelRows(weights.embed, weights.build)
+            self.lm_head: nn.Module = (self.embed_tokens if weights.head is weights.embed
+                                       else KernelRows(weights.head, weights.build))
+        else:
+            self.embed_tokens = nn.Embedding(*embed.shape, _weight=embed, _freeze=True)
+            self.lm_head = nn.Linear(text.hidden_size, embed.shape[0] if head is None else head.shape[0], bias=False,
+                                     device="meta")
+            self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
         self.cache_backend = backend  # the engine's every pass (kv.backend_for)
-        self.kernels = f"{backend.weights.kinds} · native"  # for people: "Q4_1 + Q8_0 · native"
+        digits = backend.weights.digits  # for people: "Q4_1 + Q8_0 · native", "Q4_1 + Q8_0 · native · 1 digit"
+        self.kernels = f"{backend.weights.kinds} · native" + (f" · {digits.label()}" if digits.code else "")
         self.gguf = gguf  # the file its blocks came from, or None (float weights made Q8_0)
         # what transformers' model of it gave: its machine profile's key, a trained draft's fingerprint
         self.fingerprint, self.weight_count = record.fingerprint, record.weight_count
         self._rotary: Rotary | None = None
 
-    def get_input_embeddings(self) -> nn.Embedding:
+    def get_input_embeddings(self) -> nn.Module:
         return self.embed_tokens
 
-    def get_output_embeddings(self) -> nn.Linear:
+    def get_output_embeddings(self) -> nn.Module:
         return self.lm_head
 
     @property
@@ -69,7 +110,7 @@ class NativeCausalLM(nn.Module):
     def rotary_emb(self) -> Rotary:
         """The rotary module a feature draft calls (made on first use)."""
         if self._rotary is None:
-            self._rotary = Rotary(self.config.get_text_config())
+            self._rotary = Rotary(self.config.get_text_config(), self.cache_backend.weights.parts.get("rope_freqs"))
         return self._rotary
 
     def forward(self, *args, **kwargs):
@@ -78,21 +119,33 @@ class NativeCausalLM(nn.Module):
 
 
 
-def from_transformers(model: nn.Module, gguf: Path | None = None, build=None) -> NativeCausalLM:
-    """transformers' model on the native path: a GGUF's own blocks where `gguf` names the file it was loaded
-    from, else its float weights as Q8_0. Keeps its float input (and head) rows, nothing else of the module.
-    descriptor.Unfit when the kernel does not run it."""
+def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS) -> NativeCausalLM:
+    """transformers' model (a folder's or the hub's float weights) on the native path, as Q8_0; keeps its float
+    input (and head) rows, nothing else of the module. descriptor.Unfit when the kernel does not run it. A
+    GGUF is read straight from its file instead (direct.py)."""
     from ..cost_cache import model_fingerprint
     from ..packed import weight_count
 
-    weights = weights_of(model, gguf, build)
+    weights = weights_of(model, build, digits)
     architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
     record = Record(model_fingerprint(model), weight_count(model), architecture)
     embed = model.get_input_embeddings().weight.detach()
     head = model.get_output_embeddings().weight.detach()
     native = NativeCausalLM(model.config, model.generation_config, embed,
-                            None if head.data_ptr() == embed.data_ptr() else head, NativeBackend(weights), record, gguf)
+                            None if head.data_ptr() == embed.data_ptr() else head, NativeBackend(weights), record, None)
     return native.eval()
+
+
+def with_digits(native: NativeCausalLM, digits: Digits) -> NativeCausalLM:
+    """The same model multiplying other activation digits: its parts, in a new kernel Model."""
+    from .build import assemble
+
+    weights = native.cache_backend.weights
+    if digits == weights.digits:
+        return native
+    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
+    backend = NativeBackend(assemble(native.config, weights.parts, weights.build, digits))
+    return NativeCausalLM(native.config, native.generation_config, None, None, backend, record, native.gguf).eval()
 
 
 def is_native(model: nn.Module) -> bool:

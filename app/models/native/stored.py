@@ -16,14 +16,15 @@ import torch
 
 from . import blocks
 from .blocks import QMatrix
+from .build import OPTIONAL
 
 
 @cache
 def layout() -> str:
     """A hash of the modules that decide the bytes (the panel records and the parts' names)."""
-    from . import build
+    from . import build, kquants
 
-    return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build))).hexdigest()[:12]
+    return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build, kquants))).hexdigest()[:12]
 
 
 def _code_of(module) -> bytes:
@@ -45,11 +46,13 @@ def save(folder: Path, parts: dict) -> None:
 
     tensors, matrices = {}, {}
     for name, part in parts.items():
-        if isinstance(part, QMatrix):
-            tensors[name] = part.data
-            matrices[name] = [part.kind, part.rows]
-        else:
-            tensors[name] = part
+        side = part if isinstance(part, tuple) else None  # a projection's matrices side by side: "name#j"
+        for key, value in ([(f"{name}#{j}", m) for j, m in enumerate(side)] if side else [(name, part)]):
+            if isinstance(value, QMatrix):
+                tensors[key] = value.data
+                matrices[key] = [value.kind, value.rows]
+            else:
+                tensors[key] = value
     final = path_in(folder)
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")  # two launches saving at once never mix bytes
     try:
@@ -73,33 +76,49 @@ def load(folder: Path, shapes: dict[str, tuple[int, ...]]) -> dict | None:
     try:
         with safe_open(str(path), framework="pt") as f:
             matrices = json.loads(f.metadata()["matrices"])
-            parts = {}
-            for name in f.keys():  # noqa: SIM118  safe_open is not a mapping
-                tensor = f.get_tensor(name)
-                parts[name] = _matrix(name, matrices[name], tensor, shapes) if name in matrices else tensor
+            parts: dict = {}
+            for key in f.keys():  # noqa: SIM118  safe_open is not a mapping
+                name, _, j = key.partition("#")
+                tensor = f.get_tensor(key)
+                part = _matrix(key, matrices[key], tensor, shapes.get(name), bool(j)) if key in matrices else tensor
+                if j:
+                    parts.setdefault(name, {})[int(j)] = part
+                else:
+                    parts[name] = part
     except (OSError, SafetensorError, KeyError, ValueError, TypeError):
         return None
+    for name, side in list(parts.items()):
+        if isinstance(side, dict):  # "name#0", "name#1", ...: whole, in order, rows adding up to the config's
+            mats = tuple(side[j] for j in range(len(side))) if set(side) == set(range(len(side))) else ()
+            if not mats or sum(m.rows for m in mats) != shapes.get(name, (None,))[0]:
+                return None
+            parts[name] = mats
     return parts if _whole(parts, shapes) else None
 
 
-def _matrix(name: str, label, data: torch.Tensor, shapes: dict) -> QMatrix:
-    """A stored matrix whose label (kind, rows) and records fit the shape its config gives, else ValueError."""
+def _matrix(name: str, label, data: torch.Tensor, want: tuple[int, ...] | None, side: bool) -> QMatrix:
+    """A stored matrix whose label (kind, rows) and records fit the shape its config gives (a side-by-side
+    part: the config's inputs, whole panels of rows), else ValueError."""
     if not (isinstance(label, list) and len(label) == 2 and all(type(x) is int for x in label)):
         raise ValueError(f"{name}: a damaged label")
     kind, rows = label
-    want = shapes.get(name)
-    record = blocks.RECORD_BYTES.get(kind)
-    if want is None or len(want) != 2 or record is None or rows != want[0] or data.dtype != torch.uint8:
+    record, unit = blocks.RECORD_BYTES.get(kind), blocks.UNIT.get(kind)
+    if want is None or len(want) != 2 or record is None or data.dtype != torch.uint8 or want[1] % unit:
         raise ValueError(f"{name}: not the config's matrix")
-    if tuple(data.shape) != (-(-rows // blocks.PANEL), want[1] // blocks.BLOCK, record) or want[1] % blocks.BLOCK:
+    if (rows % blocks.PANEL or rows <= 0) if side else rows != want[0]:
+        raise ValueError(f"{name}: rows the config does not give")
+    if tuple(data.shape) != (-(-rows // blocks.PANEL), want[1] // unit, record):
         raise ValueError(f"{name}: records of another shape")
     return QMatrix.of_data(kind, rows, data)
 
 
 def _whole(parts: dict, shapes: dict) -> bool:
     """Every part the config names (the q/k/v biases all or none) and nothing else, vectors float32 of their length."""
-    optional = {n for n in shapes if n.endswith(".qkv_bias")}
-    if not set(shapes) - optional <= parts.keys() <= set(shapes) or 0 < len(optional & parts.keys()) < len(optional):
+    groups = [{n for n in shapes if n.endswith(suffix)} for suffix in OPTIONAL]
+    optional = set().union(*groups)
+    if not set(shapes) - optional <= parts.keys() <= set(shapes):
         return False
-    return all(isinstance(p, QMatrix) or (p.dtype == torch.float32 and tuple(p.shape) == shapes[n])
+    if any(0 < len(group & parts.keys()) < len(group) for group in groups):
+        return False
+    return all(isinstance(p, QMatrix | tuple) or (p.dtype == torch.float32 and tuple(p.shape) == shapes[n])
                for n, p in parts.items())

@@ -1,5 +1,17 @@
 /* A row of activations as int8 digits, and the float work between the matmuls (silu). */
 
+/* The block's scales and sums from its integer totals (each half's): the same bits on every path. */
+static void set_sums(XBlock *o, float step, const int32_t total[2], const int32_t total1[2]) {
+    o->s = step / 256.0f;
+    o->sa = o->s * (float)(total[0] + total[1]);
+    o->s1 = step;
+    o->sa1 = step * (float)(total1[0] + total1[1]);
+    for (int h = 0; h < 2; h++) {
+        o->sah[h] = o->s * (float)total[h];
+        o->sa1h[h] = step * (float)total1[h];
+    }
+}
+
 static void quantize_row_c(const float *x, int k, XBlock *out) {
     for (int b = 0; b < k / BLOCK; b++) {
         const float *v = x + b * BLOCK;
@@ -8,11 +20,11 @@ static void quantize_row_c(const float *x, int k, XBlock *out) {
         for (int i = 0; i < BLOCK; i++) amax = fmaxf(amax, fabsf(v[i]));
         if (amax == 0.0f || !isfinite(amax)) {
             memset(o, 0, sizeof *o);
-            if (!isfinite(amax)) o->s = amax; /* poisons the row's output: a NaN stays visible */
+            if (!isfinite(amax)) o->s = o->s1 = amax; /* poisons the row's output: a NaN stays visible */
             continue;
         }
         float step = amax / 127.0f, inv = 127.0f / amax;
-        int32_t total = 0;
+        int32_t total[2] = {0, 0}, total1[2] = {0, 0}; /* each half's */
         for (int i = 0; i < BLOCK; i++) {
             int a1 = (int)nearbyintf(v[i] * inv);
             a1 = a1 > 127 ? 127 : a1 < -127 ? -127 : a1;
@@ -21,10 +33,10 @@ static void quantize_row_c(const float *x, int k, XBlock *out) {
             a2 = a2 > 127 ? 127 : a2 < -127 ? -127 : a2;
             o->a1[i] = (int8_t)a1;
             o->a2[i] = (int8_t)a2;
-            total += 256 * a1 + a2;
+            total[i / 16] += 256 * a1 + a2;
+            total1[i / 16] += a1;
         }
-        o->s = step / 256.0f;
-        o->sa = o->s * (float)total;
+        set_sums(o, step, total, total1);
     }
 }
 
@@ -45,7 +57,7 @@ static void quantize_row(const float *x, int k, XBlock *out) {
         }
         float step = amax / 127.0f, inv = 127.0f / amax;
         __m512 vs = _mm512_set1_ps(step), vi = _mm512_set1_ps(inv);
-        __m512i total = _mm512_setzero_si512();
+        int32_t total[2], total1[2];
         for (int half = 0; half < 2; half++) {
             __m512 w = half ? v1 : v0;
             __m512 a1 = _mm512_roundscale_ps(_mm512_mul_ps(w, vi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -57,10 +69,10 @@ static void quantize_row(const float *x, int k, XBlock *out) {
             __m512i i1 = _mm512_cvtps_epi32(a1), i2 = _mm512_cvtps_epi32(a2);
             _mm_storeu_si128((__m128i *)(o->a1 + 16 * half), _mm512_cvtepi32_epi8(i1));
             _mm_storeu_si128((__m128i *)(o->a2 + 16 * half), _mm512_cvtepi32_epi8(i2));
-            total = _mm512_add_epi32(total, _mm512_add_epi32(_mm512_slli_epi32(i1, 8), i2));
+            total[half] = _mm512_reduce_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(i1, 8), i2));
+            total1[half] = _mm512_reduce_add_epi32(i1);
         }
-        o->s = step / 256.0f;
-        o->sa = o->s * (float)_mm512_reduce_add_epi32(total);
+        set_sums(o, step, total, total1);
     }
 }
 

@@ -34,28 +34,35 @@
         fesetenv(&saved_env_);          \
     } while (0)
 
-enum { Q4_1 = 1, Q8_0 = 2 };
+/* Block types (blocks.h lays each out). Q4_1 and Q8_0 hold 32 inputs a record; the K-quants (llama.cpp's
+ * Q4_K, Q5_K, Q6_K, as the GGUFs people run hold them) hold a super-block of 256. */
+enum { Q4_1 = 1, Q8_0 = 2, Q4_K = 12, Q5_K = 13, Q6_K = 14 };
 
-/* A weight matrix: n output channels (a multiple of 16) x k inputs (a multiple of 32), one record per
- * panel and block, in the order the pass reads them (one stream from memory): the 16 channels' bytes
- * (Q4_1: 256, nibbles; Q8_0: 512), then their 16 d as float16, then (Q4_1 only) their 16 m. */
+/* A weight matrix: n output channels (a multiple of 16) x k inputs (a multiple of its type's unit), one
+ * record per panel of 16 channels and unit of inputs, in the order the pass reads them (one stream from
+ * memory). blocks.h says what a record of each type holds. */
 typedef struct {
     int64_t type, n, k;
-    const uint8_t *q; /* [n/16][k/32][record] */
+    const uint8_t *q; /* [n/16][k/unit][record] */
     size_t bytes;     /* what q holds: checked against n, k and the type's record before any pass */
+    int64_t digits;   /* activation digits this matrix multiplies: 2 (~16 bits) or 1 (8 bits, half the MACs) */
 } QMat;
 
-/* One row's block of 32 activations as two int8 digits. */
+/* One row's block of 32 activations as two int8 digits. a1 alone is the block rounded to 8 bits
+ * (x ~ 256 S a1, as llama.cpp's Q8_1 rounds it); a2 carries the next 8 bits of what a1 left over. A matrix
+ * reads one digit or both (QMat.digits); a row's block is the same whichever matrices read it. */
 typedef struct {
     int8_t a1[BLOCK];
     int8_t a2[BLOCK];
     float s;   /* S: x ~ S * (256 a1 + a2) */
     float sa;  /* S * sum(256 a1 + a2): the block's part of m's term */
+    float s1;  /* 256 S: x ~ s1 * a1, one digit */
+    float sa1; /* s1 * sum(a1): the block's part of m's term, one digit */
+    float sah[2], sa1h[2]; /* sa and sa1 of each half of 16 (Q6_K's scales cover 16 inputs) */
 } XBlock;
 
-static size_t quant_bytes(const QMat *w) { return w->type == Q4_1 ? 256 : 512; }
-static size_t record_bytes_of(int64_t type) { return type == Q4_1 ? 320 : type == Q8_0 ? 544 : 0; }
-static size_t record_bytes(const QMat *w) { return record_bytes_of(w->type); }
+/* f = the block's integer dot scaled, for one digit (hi only) or two (256 hi + lo) */
+#define ONE_DIGIT(w) ((w)->digits == 1)
 
 static float half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF, bits;
@@ -72,13 +79,5 @@ static float half_to_float(uint16_t h) {
     memcpy(&f, &bits, sizeof f);
     return f;
 }
-
-/* channel c's d and m in a record (Q8_0: m = -128 d, exact) */
-static void scales(const QMat *w, const uint8_t *rec, int c, float *d, float *m) {
-    const uint16_t *h = (const uint16_t *)(rec + quant_bytes(w));
-    *d = half_to_float(h[c]);
-    *m = w->type == Q4_1 ? half_to_float(h[PANEL + c]) : -128.0f * *d;
-}
-
 
 #endif

@@ -16,7 +16,9 @@ typedef struct {
 
 typedef struct {
     Vec attn_norm, qkv_bias, ffn_norm; /* qkv_bias.p NULL: none */
-    QMat qkv, o, gate_up, down;
+    Vec q_norm, k_norm;                /* per-head RMSNorm of q and k before rotary (Qwen3), or NULL: none */
+    Proj qkv, gate_up;                 /* one matrix, or q, k, v (gate, up) side by side */
+    QMat o, down;
 } Layer;
 
 typedef struct {
@@ -39,9 +41,11 @@ static const char *check_matrix(const QMat *w) {
     size_t rb = record_bytes_of(w->type);
     if (rb == 0) return "a weight matrix of an unknown block type";
     if (w->n < PANEL || w->n % PANEL || w->n > MAX_VOCAB) return "a weight matrix's rows are not whole panels of 16";
-    if (w->k < BLOCK || w->k % BLOCK || w->k > MAX_WIDTH) return "a weight matrix's inputs are not whole blocks of 32";
+    if (w->k < unit_of(w->type) || w->k % unit_of(w->type) || w->k > MAX_WIDTH)
+        return "a weight matrix's inputs are not whole blocks of its type (32, or 256 for the K types)";
     if (!w->q) return "a weight matrix without data";
-    if (w->bytes != (size_t)(w->n / PANEL) * (size_t)(w->k / BLOCK) * rb)
+    if (w->digits != 1 && w->digits != 2) return "a weight matrix reads 1 or 2 activation digits";
+    if (w->bytes != (size_t)(w->n / PANEL) * (size_t)(w->k / unit_of(w->type)) * rb)
         return "a weight matrix's data does not hold its rows x inputs in its block type";
     return NULL;
 }
@@ -49,6 +53,17 @@ static const char *check_matrix(const QMat *w) {
 static const char *check_vec(const Vec *v, size_t want, int optional) {
     if (!v->p) return optional ? NULL : "a missing vector";
     return v->count == want ? NULL : "a vector of the wrong length";
+}
+
+/* NULL when a projection's parts are whole matrices of the same inputs, else why not. */
+static const char *check_proj(const Proj *w, int k) {
+    if (w->count < 1 || w->count > MAX_PARTS) return "a projection of no parts, or of more than three";
+    for (int j = 0; j < w->count; j++) {
+        const char *why = check_matrix(&w->part[j]);
+        if (why) return why;
+        if (w->part[j].k != k) return "a projection's parts do not all take the hidden size";
+    }
+    return NULL;
 }
 
 #define CHECK(cond, why) \
@@ -93,13 +108,15 @@ static const char *check_model(const Model *md) {
         CHECK(!check_vec(&y->attn_norm, md->hidden, 0) && !check_vec(&y->ffn_norm, md->hidden, 0),
               "a layer's norm is not hidden wide");
         CHECK(!check_vec(&y->qkv_bias, qkv_width(md), 1), "a layer's q/k/v bias is not q/k/v wide");
-        CHECK_OK(check_matrix(&y->qkv));
+        CHECK(!check_vec(&y->q_norm, md->head_dim, 1) && !check_vec(&y->k_norm, md->head_dim, 1) &&
+                  !y->q_norm.p == !y->k_norm.p, "a layer's q/k norms are not head_dim wide, or only one is given");
+        CHECK_OK(check_proj(&y->qkv, md->hidden));
         CHECK_OK(check_matrix(&y->o));
-        CHECK_OK(check_matrix(&y->gate_up));
+        CHECK_OK(check_proj(&y->gate_up, md->hidden));
         CHECK_OK(check_matrix(&y->down));
-        CHECK(y->qkv.n == qkv_width(md) && y->qkv.k == md->hidden, "a layer's q/k/v is not [(heads + 2 kv heads) x head_dim, hidden]");
+        CHECK(proj_rows(&y->qkv) == qkv_width(md), "a layer's q/k/v is not [(heads + 2 kv heads) x head_dim, hidden]");
         CHECK(y->o.n == md->hidden && y->o.k == attn_width(md), "a layer's output projection is not [hidden, heads x head_dim]");
-        CHECK(y->gate_up.n == 2 * (int64_t)md->ffn && y->gate_up.k == md->hidden, "a layer's gate/up is not [2 ffn, hidden]");
+        CHECK(proj_rows(&y->gate_up) == 2 * (int64_t)md->ffn, "a layer's gate/up is not [2 ffn, hidden]");
         CHECK(y->down.n == md->hidden && y->down.k == md->ffn, "a layer's down projection is not [hidden, ffn]");
     }
     return NULL;

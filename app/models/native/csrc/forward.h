@@ -84,13 +84,17 @@ static int run_forward(const Model *md, const Pass *ps, int nth) {
             rms_norm(x + (size_t)r * h, attn_norm, h, md->eps, normed + (size_t)r * h);
             quantize_row(normed + (size_t)r * h, h, xq + (size_t)r * (h / BLOCK));
         }
-        matmul(&y->qkv, xq, n, qkv, nth);
+        matmul_proj(&y->qkv, xq, n, qkv, nth);
         float *kc = ps->keys + (size_t)l * cap * kvw, *vc = ps->values + (size_t)l * cap * kvw;
         for (int r = 0; r < n; r++) {
             float *row = qkv + (size_t)r * qw;
             if (bias)
                 for (int i = 0; i < qw; i++) row[i] += bias[i];
             const float *cos = md->cos.p + (size_t)positions[r] * half, *sin = md->sin.p + (size_t)positions[r] * half;
+            if (y->q_norm.p) /* Qwen3: each query and key head RMS-normed before its rotation */
+                for (int head = 0; head < md->heads + md->kv_heads; head++)
+                    rms_norm(row + (size_t)head * hd, head < md->heads ? y->q_norm.p : y->k_norm.p, hd, md->eps,
+                             row + (size_t)head * hd);
             for (int head = 0; head < md->heads + md->kv_heads; head++) rope(row + (size_t)head * hd, cos, sin, half);
             memcpy(kc + (size_t)(held + r) * kvw, row + aw, sizeof(float) * kvw);
             memcpy(vc + (size_t)(held + r) * kvw, row + aw + kvw, sizeof(float) * kvw);
@@ -106,7 +110,7 @@ static int run_forward(const Model *md, const Pass *ps, int nth) {
             rms_norm(x + (size_t)r * h, ffn_norm, h, md->eps, normed + (size_t)r * h);
             quantize_row(normed + (size_t)r * h, h, xq + (size_t)r * (h / BLOCK));
         }
-        matmul(&y->gate_up, xq, n, ff, nth);
+        matmul_proj(&y->gate_up, xq, n, ff, nth);
         int f = md->ffn;
         for (int r = 0; r < n; r++) {
             float *gate = ff + (size_t)r * 2 * f, *up = gate + f, *act = normed + (size_t)r * f;

@@ -3,6 +3,7 @@
 #ifndef SL_NATIVE_H
 #define SL_NATIVE_H
 #include "common.h"
+#include "blocks.h"
 #include "pool.h"
 #include "activations.h"
 #include "matmul.h"

@@ -1,21 +1,19 @@
 /* Per-row float work of the pass: the embedding row, RMSNorm, rotary, a dot product. */
 
-/* Row `token` of a quantized matrix, as floats (the input embedding). */
+/* Row `token` of a quantized matrix, as floats (the input embedding), each value computed as the gguf
+ * package and llama.cpp compute it: d (q - 128) for Q8_0, d sc (q - 32) for Q6_K, d q + m for the rest. So a
+ * native model's float rows are bit for bit transformers' dequantised ones (a trained draft's fingerprint). */
 static void dequantize_row(const QMat *w, int64_t token, float *out) {
-    int kb = (int)(w->k / BLOCK);
-    int64_t p = token / PANEL;
-    int c = (int)(token % PANEL);
+    int kb = (int)(w->k / BLOCK), p = (int)(token / PANEL), c = (int)(token % PANEL);
+    int offset = w->type == Q8_0 ? 128 : w->type == Q6_K ? 32 : 0;
     for (int b = 0; b < kb; b++) {
-        const uint8_t *q = w->q + ((size_t)p * kb + b) * record_bytes(w);
-        float d, m;
-        scales(w, q, c, &d, &m);
-        for (int k = 0; k < BLOCK; k++) {
-            if (w->type == Q4_1) {
-                int byte = q[((k % 16) / 4) * 64 + c * 4 + k % 4];
-                out[b * BLOCK + k] = d * (float)(k < 16 ? byte & 15 : byte >> 4) + m;
-            } else {
-                out[b * BLOCK + k] = d * (float)((int)q[(k / 4) * 64 + c * 4 + k % 4] - 128);
-            }
+        int sub;
+        const uint8_t *rec = record_of(w, p, b, &sub);
+        for (int i = 0; i < BLOCK; i++) {
+            float d, m;
+            scale_of(w->type, rec, sub, c, i / 16, &d, &m);
+            int q = code_of(w->type, rec, sub, c, i);
+            out[b * BLOCK + i] = offset ? d * (float)(q - offset) : d * (float)q + m;
         }
     }
 }
