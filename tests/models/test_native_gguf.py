@@ -46,8 +46,9 @@ def test_float_matrices_are_checked_against_their_q8_0_records_and_the_file(tmp_
     """A float tensor is held as Q8_0: the kernel's product must equal those records' (not the floats', which
     differ by the rounding), and the records must be within half a step of the file. Planted: another
     layer's records."""
-    from app.models.native import gguf_model
     from models.tiny_gguf import write_tiny_gguf
+
+    from app.models.native import gguf_model
 
     index = GgufIndex(write_tiny_gguf(tmp_path / "tiny.gguf"))
     assert index.tensors["blk.0.attn_output.weight"].kind == "F32"
