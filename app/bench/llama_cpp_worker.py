@@ -111,7 +111,6 @@ class Worker:
         llm._ctx.kv_cache_seq_rm(-1, held, -1)
         return best
 
-
     def logits(self, ids: list[int], path: str) -> dict:
         """Every row's logits for the sequence ids (one llama_decode from an empty cache), written to `path`
         as a float32 .npy [len(ids), vocabulary]: the fidelity measure reads them beside SpecLens's own."""

@@ -228,7 +228,8 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
     profile = machine_profile.after_loading(reuse.stored, key, choice, chosen, name)
     if use_cache and profile != stored:
         machine_profile.write(profile)
-    extra["converted_cache"] = "native"  # read from the file (a later launch: "hit", light)
+    if use_cache:
+        extra["converted_cache"] = "native"  # read from the file, its records kept (a later launch: "hit", light)
     return native, tokenizer, profile, stored
 
 

@@ -59,13 +59,14 @@ def test_worker_env_drops_omp_wait_policy_and_every_openmp_setting(monkeypatch):
 
 
 def test_the_real_worker_imports_nothing_of_speclens():
-    """It runs under `python -I` as a script: the standard library and llama_cpp only, so SpecLens's
-    OMP_WAIT_POLICY (set in app/__init__) is never set in its process."""
+    """It runs under `python -I` as a script: the standard library, llama_cpp and numpy (llama_cpp's own
+    dependency, which holds its logits) only, so SpecLens's OMP_WAIT_POLICY (set in app/__init__) is never set
+    in its process."""
     tree = ast.parse(llama_cpp_runner.WORKER.read_text())
     modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                for alias in node.names}
     modules |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert modules - set(sys.stdlib_module_names) == {"llama_cpp"}
+    assert modules - set(sys.stdlib_module_names) == {"llama_cpp", "numpy"}
     assert llama_cpp_runner.worker_command()[1:] == ["-I", str(llama_cpp_runner.WORKER)]
 
 

@@ -110,6 +110,8 @@ def _descriptor(fdp, build) -> dict:
         part = {"attn_norm": _floats(fdp, _near(fdp, hidden)),
                 "qkv": _matrix(fdp, build, qkv, hidden),
                 "qkv_bias": _floats(fdp, _near(fdp, qkv)) if fdp.ConsumeBool() else None,
+                "q_norm": _floats(fdp, _near(fdp, head_dim)) if fdp.ConsumeBool() else None,
+                "k_norm": _floats(fdp, _near(fdp, head_dim)) if fdp.ConsumeBool() else None,
                 "o": _matrix(fdp, build, hidden, heads * head_dim),
                 "ffn_norm": _floats(fdp, _near(fdp, hidden)),
                 "gate_up": _matrix(fdp, build, 2 * ffn, hidden),
@@ -129,6 +131,8 @@ def _accepted_is_whole(fields: dict) -> None:
         assert part["qkv"].n == (heads + 2 * kv) * hd and part["qkv"].k == fields["hidden"]
         assert part["o"].n == fields["hidden"] and part["o"].k == heads * hd
         assert part["gate_up"].n == 2 * fields["ffn"] and part["down"].k == fields["ffn"]
+        assert (part["q_norm"] is None) == (part["k_norm"] is None)  # Qwen3's norms come as a pair
+        assert part["q_norm"] is None or part["q_norm"].size == part["k_norm"].size == hd
     assert fields["cos"].size == fields["max_positions"] * (hd // 2)
     assert fields["vocab"] <= min(fields["embed"].n, fields["head"].n)
 

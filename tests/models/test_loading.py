@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from app.engine.kv import backend_for
 from app.models import (
     CorruptModel,
     ModelNotFound,
@@ -28,18 +29,22 @@ def test_folder_loads_with_tokenizer_and_progress(tiny_pair_dirs):
     assert [p.fraction for p in stages] == sorted(p.fraction for p in stages)
 
 
-def test_gguf_converts_once_then_loads_from_cache(tiny_gguf):
-    first = load_model(str(tiny_gguf), device="cpu")
-    second = load_model(str(tiny_gguf), device="cpu")
-    assert (first.extra["converted_cache"], second.extra["converted_cache"]) == ("stored", "hit")
+@pytest.mark.parametrize("kernels, first_load", [("native", "native"), ("torch", "stored")])
+def test_gguf_converts_once_then_loads_from_cache(tiny_gguf, kernels, first_load):
+    """Read straight onto the native kernel (its records kept), or dequantised for torch (the converted folder
+    kept): either way the second launch loads what the first kept, with the same tokenizer and logits."""
+    first = load_model(str(tiny_gguf), device="cpu", kernels=kernels)
+    second = load_model(str(tiny_gguf), device="cpu", kernels=kernels)
+    assert (first.extra["converted_cache"], second.extra["converted_cache"]) == (first_load, "hit")
     assert first.tokenizer.get_vocab() == second.tokenizer.get_vocab()
-    ids = torch.tensor([[0, 3, 4, 5]])
-    with torch.no_grad():
-        torch.testing.assert_close(first.model(ids).logits, second.model(ids).logits)
+    ids = torch.tensor([0, 3, 4, 5])
+    logits = [backend_for(m.model).forward(backend_for(m.model).new_cache(), ids, keep=len(ids)) for m in (first, second)]
+    assert torch.equal(*logits)
 
 
-def test_gguf_cache_can_be_bypassed(tiny_gguf):
-    assert "converted_cache" not in load_model(str(tiny_gguf), device="cpu", use_cache=False).extra
+@pytest.mark.parametrize("kernels", ["native", "torch"])
+def test_gguf_cache_can_be_bypassed(tiny_gguf, kernels):
+    assert "converted_cache" not in load_model(str(tiny_gguf), device="cpu", use_cache=False, kernels=kernels).extra
 
 
 def test_hub_id_loads_offline_from_the_cache(fake_hub):

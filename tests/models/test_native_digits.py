@@ -63,3 +63,22 @@ def test_a_coarse_one_digit_variant_falls_back_to_two(monkeypatch):
 
     chosen, found = quality.choose_digits(make, model, char_tokenizer(), 34, budget=300)
     assert chosen.digits == TWO_DIGITS and all(found[r].kl > found["two"].kl for r in Digits.ROLES)
+
+
+@pytest.mark.parametrize("build", BUILDS, ids=[b.isa() for b in BUILDS])
+@pytest.mark.parametrize("digits", [Digits.all(1), TWO_DIGITS.with_role("head", 1)], ids=["one", "head one"])
+def test_the_head_after_the_trunk_is_the_pass_s_own_head(build, digits):
+    """A feature draft's verify runs the trunk, then the head; target-only runs the whole pass. Greedy output
+    is equal only if those logits are bit for bit the same, so `head` must read the head's own activation
+    digits (it once read two where the load had chosen one: the frozen selftest's greedy check differed at
+    token 8). Planted twin: the head's matrix at two digits gives other logits."""
+    model = odd_shapes.tiny_model("narrow-attention")
+    native = NativeBackend(assemble(model.config, parts_of(model.config, ModuleFloats(model)), build, digits))
+    ids = torch.randint(0, model.config.vocab_size, (9,), generator=torch.Generator().manual_seed(2))
+    whole = native.forward(native.new_cache(), ids, keep=len(ids))
+    hidden = native.trunk(native.new_cache(), ids)
+    assert torch.equal(native.head(hidden), whole)
+    w = native.weights
+    planted = torch.empty(len(ids), w.head.n)
+    build.matmul(w.head.native(build, 2), hidden.float().contiguous().numpy(), planted.numpy(), 1)
+    assert not torch.equal(planted[:, : w.vocab], whole)

@@ -99,7 +99,9 @@ class NativeBackend:
         w = self.weights
         rows = hidden.reshape(-1, w.hidden).float().contiguous()
         out = torch.empty(rows.shape[0], w.head.n)
-        self.kernel.matmul(w.head.native(self.kernel), rows.numpy(), out.numpy(), threads())
+        # the head's own activation digits, as the pass's head reads them: a feature draft's verify (trunk, then
+        # head) must give the logits target-only's forward gives, bit for bit
+        self.kernel.matmul(w.head.native(self.kernel, w.digits.head), rows.numpy(), out.numpy(), threads())
         return out[:, : w.vocab].reshape(*hidden.shape[:-1], w.vocab)
 
     def rollback(self, cache: NativeCache, length: int) -> None:
