@@ -29,10 +29,11 @@ static inline __attribute__((always_inline)) void panel_tile(const QMat *w, int 
     for (int b = 0; b < kb; b++) {
         int sub;
         const uint8_t *rec = record_of(w, p, b, &sub);
-        if (ahead && sub == 0) {
+        if (ahead) { /* the next panel's record, a block's share at a time: a burst would fill the queues */
             const uint8_t *next = rec + panel_bytes;
-            for (size_t o = 0; o < rb; o += 64) _mm_prefetch((const char *)(next + o), _MM_HINT_T0);
-            _mm_prefetch((const char *)(next + rb - 1), _MM_HINT_T0);
+            const size_t lo = rb * (size_t)sub / (size_t)per, hi = rb * (size_t)(sub + 1) / (size_t)per;
+            for (size_t o = lo & ~(size_t)63; o < hi; o += 64) _mm_prefetch((const char *)(next + o), _MM_HINT_T0);
+            if (sub == per - 1) _mm_prefetch((const char *)(next + rb - 1), _MM_HINT_T0);
         }
         __m512i wv[8];
         __m512 d[2], m[2];
