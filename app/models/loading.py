@@ -217,7 +217,8 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
     native = direct.build(path, index, config, folder, notes=extra.setdefault("notes", []))
     choice = reuse.part("kernels")
     if choice is None or not choice.path.native:
-        choice = _direct_digits(native, path, name, info.parameters, tokenizer, asked, use_cache, extra, report)
+        choice = _direct_digits(native, path, name, info.parameters, tokenizer, asked, use_cache, remeasure, extra,
+                                report)
         if choice is None:
             return None
     native = with_digits(native, Digits.of_code(choice.path.digits))
@@ -237,16 +238,20 @@ REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 byt
 
 
 def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, asked: str, use_cache: bool,
-                   extra: dict, report) -> kernels.PathChoice | None:
+                   remeasure: bool, extra: dict, report) -> kernels.PathChoice | None:
     """The native choice for a direct load: its activation digits chosen against transformers' float32 model
     where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
     dequantiser (gguf_model.check_rows). None where no variant passes the quality gate and native was not
     asked for (`extra["native_left_out"]` says why)."""
-    from .native import quality
+    from .native import direct, quality
     from .native.backend import NativeBackend
     from .native.build import assemble
 
     label = f"native: {path.name}'s own blocks, read by the kernel"
+    known = None if remeasure else quality.MEASURED.get(direct.fingerprint(path))
+    if known is not None:  # this very file was measured on every held-out token
+        return kernels.PathChoice(replace(kernels.NATIVE, digits=known.digits.code), {}, False,
+                                  f"{label}; quality: {known.describe()}, measured for this file")
     if parameters > REFERENCE_WEIGHTS:
         return kernels.PathChoice(kernels.NATIVE, {}, False, f"{label}; each matrix checked against gguf's "
                                   f"dequantiser (no float32 reference above {REFERENCE_WEIGHTS:,} weights)")

@@ -15,7 +15,14 @@ def test_missing_wheel_says_how_to_install(monkeypatch):
 
 @pytest.mark.slow
 def test_default_loads_and_second_load_uses_the_cache():
-    first = load_model("default", device="cpu")
+    """The first launch reads the file onto the kernel with the digits measured for this very file on every
+    held-out token (native.quality.MEASURED): no float32 reference is dequantised to measure them again."""
+    from app.models.native import direct, quality
+
+    assert direct.fingerprint(embedded_gguf()) in quality.MEASURED  # the shipped file is the measured one
+    messages = []
+    first = load_model("default", device="cpu", progress=lambda p: messages.append(p.message))
+    assert not any("dequantising" in m for m in messages) and "measured for this file" in first.profile.kernels.reason
     stages = []
     second = load_model("default", device="cpu", progress=lambda p: stages.append(p.stage))
     # read straight from the GGUF onto the native kernel, its records kept; the second launch is the light one

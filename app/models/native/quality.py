@@ -65,6 +65,16 @@ class Fidelity:
                 f"{self.digits.label()})")
 
 
+# Measured once on every held-out token (`speclens bench --quality`, docs/native-kernels.md) for files a
+# load meets often: it keeps this choice instead of measuring again (the float32 reference and seven
+# variants took 27 s of a 49 s first launch of the embedded model on 2 cores). Keyed by the file's content
+# (native.direct.fingerprint); `speclens calibrate` measures anew.
+MEASURED = {
+    "gguf 5dce440-b179c9523d0e6a0f": Fidelity(5286, 0.9807, (0.9766, 0.9844), 0.00109, (0.00102, 0.00117),
+                                              Digits.of_code("21211")),  # the embedded SmolLM2-135M Q4_1
+}
+
+
 def sequences(tokenizer, budget: int | None = None, context: int | None = None) -> list[Scored]:
     """Held-out chat answers and text, chat first, cut to `budget` scored positions and `context` tokens each."""
     chats = json.loads(resource_path("quality", "heldout_chat.json").read_text(encoding="utf-8"))["chats"]
