@@ -114,19 +114,9 @@ def _accept_any(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: to
     scalars = torch.cat([n.float().view(1), y.float().view(1), p_y, finite])
     packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, *(i.float().view(-1) for _, i in parts),
                         *(v.view(-1) for v, _ in parts)])
-    if before_sync is not None:
-        before_sync()
-    host = packed.tolist()  # the one host sync
-    if not host[3] or not host[4]:
-        raise NonFiniteError("target" if not host[3] else "draft")
-    n_acc = int(host[0])
-    fields = [tuple(host[5 + j * g : 5 + (j + 1) * g]) for j in range(6)]  # x, p_x, q_x, ratio, overlap, u
-    tops = _tops(host[5 + 6 * g :], 2 * g + 2, k)
-    return Verdict(
-        drafts=tuple(int(t) for t in fields[0]), n_accepted=n_acc, next_token=int(host[1]), p_y=host[2],
-        p_x=fields[1], q_x=fields[2], accept_prob=fields[3], overlap=fields[4], u=fields[5][: n_acc + 1],
-        top_p=tuple(tops[: g + 1]), top_q=tuple(tops[g + 1 : 2 * g + 1]), next_top=tops[-1],
-    )
+    host, rest = _synced(packed, before_sync)
+    tops = _tops(rest[6 * g :], 2 * g + 2, k)
+    return _verdict(host, rest, g, tuple(tops[: g + 1]), tuple(tops[g + 1 : 2 * g + 1]), tops[-1])
 
 
 def _accept_greedy(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator: torch.Generator,
@@ -149,21 +139,34 @@ def _accept_greedy(p: torch.Tensor, q: torch.Tensor, x: torch.Tensor, generator:
     scalars = torch.cat([n.float().view(1), y.float(), p.amax(-1).gather(0, n.view(1)), finite.float()])
     packed = torch.cat([scalars, x.float(), p_x, q_x, ratio, overlap, u, a.float(), q_top.float(),
                         p.amax(-1), q.amax(-1) if g else p.new_zeros(0)])
-    if before_sync is not None:
-        before_sync()
-    host = packed.tolist()  # the one host sync
-    if not host[3] or not host[4]:
-        raise NonFiniteError("target" if not host[3] else "draft")
-    n_acc = int(host[0])
-    fields = [tuple(host[5 + j * g : 5 + (j + 1) * g]) for j in range(6)]  # x, p_x, q_x, ratio, overlap, u
-    rest = host[5 + 6 * g :]
-    ids_p, ids_q, mass_p, mass_q = rest[: g + 1], rest[g + 1 : 2 * g + 1], rest[2 * g + 1 : 3 * g + 2], rest[3 * g + 2 :]
+    host, rest = _synced(packed, before_sync)
+    tail = rest[6 * g :]
+    ids_p, ids_q, mass_p, mass_q = tail[: g + 1], tail[g + 1 : 2 * g + 1], tail[2 * g + 1 : 3 * g + 2], tail[3 * g + 2 :]
     top_p = tuple(((int(i), v),) if v > 0 else () for i, v in zip(ids_p, mass_p, strict=True))
     top_q = tuple(((int(i), v),) if v > 0 else () for i, v in zip(ids_q, mass_q, strict=True))
+    return _verdict(host, rest, g, top_p, top_q, top_p[int(host[0])])
+
+
+def _synced(packed: torch.Tensor, before_sync: Callable[[], None] | None) -> tuple[list[float], list[float]]:
+    """The round's one host sync of a packed verdict (n, y, p_y, the two finiteness flags, then the rest):
+    (those five, the rest); a non-finite target or draft row refused."""
+    if before_sync is not None:
+        before_sync()
+    host = packed.tolist()
+    if not host[3] or not host[4]:
+        raise NonFiniteError("target" if not host[3] else "draft")
+    return host[:5], host[5:]
+
+
+def _verdict(head: list[float], rest: list[float], g: int, top_p: tuple[Top, ...], top_q: tuple[Top, ...],
+             next_top: Top) -> Verdict:
+    """The Verdict of a synced round: rest opens with x, p_x, q_x, ratio, overlap and u, g values each."""
+    n_acc = int(head[0])
+    fields = [tuple(rest[j * g : (j + 1) * g]) for j in range(6)]
     return Verdict(
-        drafts=tuple(int(t) for t in fields[0]), n_accepted=n_acc, next_token=int(host[1]), p_y=host[2],
+        drafts=tuple(int(t) for t in fields[0]), n_accepted=n_acc, next_token=int(head[1]), p_y=head[2],
         p_x=fields[1], q_x=fields[2], accept_prob=fields[3], overlap=fields[4], u=fields[5][: n_acc + 1],
-        top_p=top_p, top_q=top_q, next_top=top_p[n_acc],
+        top_p=top_p, top_q=top_q, next_top=next_top,
     )
 
 
