@@ -32,21 +32,21 @@ from app.engine.policy import (
 )
 from app.engine.suffix_drafter import SuffixDrafter
 
-from . import cost_cache, machine_load, machine_profile
-from .baseline import target_steps
-from .clock import now
-from .drafts import make_drafter, self_draft_dtype, template_tokens
-from .embedded import DEFAULT_SPEC
-from .errors import LoadCancelled, ModelError
-from .loading import LoadedModel
-from .machine_profile import DrafterTiming, MachineProfile, VerifyTiming
-from .packed import weight_count
-from .progress import LoadProgress, ProgressCallback, ignore_progress
-from .reasons import describe, limit_text, worded
-from .rows import output_rows
-from .specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
-from .timing import measure_verify, probe, probe_ids
-from .tree_probe import verify_tokens, with_tree, with_tree_costs
+from app.models import cost_cache, machine_load, machine_profile
+from app.models.baseline import target_steps
+from app.models.clock import now
+from app.models.drafts import make_drafter, self_draft_dtype, template_tokens
+from app.models.embedded import DEFAULT_SPEC
+from app.models.errors import LoadCancelled, ModelError
+from app.models.loading import LoadedModel
+from app.models.machine_profile import DrafterTiming, MachineProfile, VerifyTiming
+from app.models.packed import weight_count
+from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
+from app.models.reasons import describe, limit_text, worded
+from app.models.rows import output_rows
+from app.models.specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
+from app.models.timing import measure_verify, probe, probe_ids
+from app.models.tree_probe import verify_tokens, with_tree, with_tree_costs
 
 if TYPE_CHECKING:
     from app.engine.protocols import AnyDrafter, Drafter, LiveController
@@ -164,7 +164,7 @@ def _per_round(target: LoadedModel, cal: Calibration, lookup: DrafterProfile) ->
     """Lookup decided per round, as auto runs it: over the context and the suffix index of the model's own
     answers and the user's chats (suffix decoding), from lookup's measured α; plain prompt lookup where the
     index cannot be built."""
-    from .suffix import suffix_drafter
+    from app.models.suffix import suffix_drafter
 
     try:
         return suffix_drafter(SUFFIX, target, cal.verify, lookup.alpha)
@@ -299,7 +299,7 @@ def _profile_of(target: LoadedModel) -> MachineProfile:
 def trained_drafts(target: LoadedModel) -> list:
     """The trained feature drafts made for this target (app.models.trained_drafts), best α first."""
     try:
-        from .trained_drafts import list_trained_drafts
+        from app.models.trained_drafts import list_trained_drafts
     except ImportError:  # an install without trained-draft support
         return []
     return list_trained_drafts(target)
@@ -316,8 +316,8 @@ def _trained_info(target: LoadedModel, spec: str):
 
 def _embedded_fits(target: LoadedModel) -> bool:
     """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
-    from .catalog import _tokenizer
-    from .compat import check_tokenizers
+    from app.models.catalog import _tokenizer
+    from app.models.compat import check_tokenizers
 
     if weight_count(target.model) <= 2 * 135_000_000:
         return False  # not larger: the embedded model would cost about a target step

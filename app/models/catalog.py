@@ -8,12 +8,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import conversion_cache
-from .checkpoint import is_causal_lm
-from .compat import check_tokenizers
-from .embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
-from .errors import ModelError
-from .specs import listed
+from app.models import conversion_cache
+from app.models.checkpoint import is_causal_lm
+from app.models.compat import check_tokenizers
+from app.models.embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
+from app.models.errors import ModelError
+from app.models.specs import listed
 
 DRAFTER = "drafter"  # a kind of drafter the registry names (a draft only, never a target)
 

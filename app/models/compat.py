@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import IncompatibleModels
-from .rows import input_rows, output_rows
+from app.models.errors import IncompatibleModels
+from app.models.rows import input_rows, output_rows
 
 SUGGESTION = "use --draft self (a reduced-precision copy of the target) or --draft prompt-lookup"
 

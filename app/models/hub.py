@@ -6,8 +6,8 @@ import os
 import re
 from pathlib import Path
 
-from .errors import ModelNotFound, NotCached
-from .progress import LoadProgress, ProgressCallback
+from app.models.errors import ModelNotFound, NotCached
+from app.models.progress import LoadProgress, ProgressCallback
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 # Weights other than these are never downloaded: pickle files only when explicitly allowed.

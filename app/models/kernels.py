@@ -18,10 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import machine_load
-from .clock import time_interleaved
-from .machine_load import Load
-from .packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
+from app.models import machine_load
+from app.models.clock import time_interleaved
+from app.models.machine_load import Load
+from app.models.packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
 
 VERIFY_ROWS = 9  # a verify pass of γ = 8: the longest auto γ
 SAMPLE_BYTES = 96 * 2**20  # bf16 bytes of linears timed per path: 3x a 32 MiB L3, so weights come from memory
@@ -69,7 +69,7 @@ NATIVE = LinearPath("float32", native=True)
 def candidates(dtype: torch.dtype | None, native: bool = False) -> list[LinearPath]:
     """Paths worth timing for a requested dtype (None: any). Packed paths need native bf16; the native C
     model runs when no dtype is asked for, native is not refused (--kernels torch) and its kernel built."""
-    from .native import kernel
+    from app.models.native import kernel
 
     paths = [] if dtype == torch.bfloat16 else [LinearPath("float32")]
     if dtype is None and native and kernel() is not None:
@@ -91,7 +91,7 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
     """The fastest linear path for this model on this CPU, among `candidates(dtype, native)`. known: the choice
     the machine profile holds for these candidates, reused as it is (the profile decides when it is stale).
     A native choice is provisional: loading measures its quality and falls back when it fails (native/quality.py)."""
-    from .native.build import native_support
+    from app.models.native.build import native_support
 
     paths = candidates(dtype, native)
     why = native_support(model) if NATIVE in paths else None
@@ -105,9 +105,7 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
 
 def _choose_among(model: nn.Module, dtype: torch.dtype | None, known: PathChoice | None,
                   paths: list[LinearPath]) -> PathChoice:
-    from .attention import (
-        row_exact_unsupported,  # imports transformers' attention: not on a light native load
-    )
+    from app.models.attention import row_exact_unsupported
 
     shapes = linear_shapes(model)
     dense = sum(o * i for o, i in shapes) * 4
@@ -141,7 +139,7 @@ def _fastest_exact_model(model: nn.Module, ranked: list[LinearPath]) -> tuple[Li
     """The first of the ranked paths whose whole forward keeps a pass's rows equal to single steps
     (row_probe, on a small twin of the model), and the (path, why) of those passed over. float32 is not
     probed: its rows differ by float32 ulps, which never flipped a token here, where bf16's 8-bit rounding does."""
-    from . import row_probe
+    from app.models import row_probe
 
     passed_over: list[tuple[LinearPath, str]] = []
     for path in ranked:
@@ -182,7 +180,7 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
     runs = {}
     for path in paths:
         if path.native:  # Q8_0 blocks of the same weights: a GGUF's 4-bit blocks are only fewer bytes
-            from .native import blocks, kernel
+            from app.models.native import blocks, kernel
 
             mats = [blocks.from_float(w) for w in weights]
             for rows in (1, VERIFY_ROWS):
@@ -237,7 +235,7 @@ def rows_independent(path: LinearPath, shapes: list[tuple[int, int]]) -> bool:
 
 
 def _native_rows_independent(shapes: list[tuple[int, int]], gen: torch.Generator) -> bool:
-    from .native import blocks, kernel
+    from app.models.native import blocks, kernel
 
     native = kernel()
     assert native is not None  # asked only where the native kernel loads
@@ -265,8 +263,8 @@ def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
     path the native model made from it (its float weights as Q8_0), which keeps only its float input rows of
     the module. descriptor.Unfit when the kernel does not run it."""
     if path.native:
-        from .native.descriptor import Digits
-        from .native.model import NativeCausalLM, from_transformers
+        from app.models.native.descriptor import Digits
+        from app.models.native.model import NativeCausalLM, from_transformers
 
         if isinstance(model, NativeCausalLM):
             return model
@@ -276,7 +274,7 @@ def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
     if path.packed:
         pack_linears(model, path.hint)
     if path.dtype == "bfloat16":
-        from .attention import use_row_exact_attention
+        from app.models.attention import use_row_exact_attention
 
         use_row_exact_attention(model)
     return model

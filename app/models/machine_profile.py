@@ -28,10 +28,10 @@ import torch
 
 from app.engine.policy import DrafterProfile, VerifyCosts
 
-from . import cost_cache, kernels, machine_load, threads
-from .kernels import LinearPath, PathChoice
-from .machine_load import Load
-from .threads import ThreadChoice
+from app.models import cost_cache, kernels, machine_load, threads
+from app.models.kernels import LinearPath, PathChoice
+from app.models.machine_load import Load
+from app.models.threads import ThreadChoice
 
 KIND = "machine-profile"
 
@@ -92,7 +92,7 @@ def key_of_fingerprint(fingerprint: str, device: torch.device, requested: torch.
     native = kernels_mode != "torch"
     offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
     if kernels.NATIVE in kernels.candidates(requested, native) and device.type == "cpu":
-        from .native import build_id
+        from app.models.native import build_id
 
         offered.append(build_id())  # a rebuilt kernel is another path: its timings are taken anew
     return cost_cache.key_of([

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import torch
 
-from . import memory
-from .devices import default_dtype
-from .embedded import DEFAULT_SPEC
-from .hub import offline_mode
+from app.models import memory
+from app.models.devices import default_dtype
+from app.models.embedded import DEFAULT_SPEC
+from app.models.hub import offline_mode
 
 EMBEDDED_PARAMETERS = 134_515_008  # SmolLM2-135M
 

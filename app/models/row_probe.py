@@ -20,7 +20,7 @@ from transformers.initialization import no_init_weights
 
 from app.engine.kv import forward, new_cache
 
-from . import threads
+from app.models import threads
 
 if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
     from transformers import PreTrainedModel

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from app.engine.policy import Choice, Option
 
-from .calibration import Selection
-from .drafts import make_drafter
-from .loading import LoadedModel
-from .reasons import limit_text
+from app.models.calibration import Selection
+from app.models.drafts import make_drafter
+from app.models.loading import LoadedModel
+from app.models.reasons import limit_text
 
 
 def best_option(selection: Selection | None) -> Option | None:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from . import machine_load
-from .clock import time_interleaved
-from .machine_load import Load
+from app.models import machine_load
+from app.models.clock import time_interleaved
+from app.models.machine_load import Load
 
 if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
     from transformers import PreTrainedModel
@@ -99,8 +99,8 @@ def _use(model: nn.Module, count: int) -> None:
     """Run the model's steps on `count` threads. A native model's are the kernel's own (native.set_threads),
     and torch keeps one for the round's vocabulary work: its OpenMP workers, woken between passes, made the
     next pass 1.2 ms slower (docs/native-kernels.md)."""
-    from .native import set_threads
-    from .native.model import is_native
+    from app.models.native import set_threads
+    from app.models.native.model import is_native
 
     if is_native(model):
         set_threads(count)

@@ -14,8 +14,8 @@ from app.engine import DecodeParams, Drafter, generate
 from app.engine.kv import context_limit, forward, length, new_cache, rollback
 from app.engine.policy import DrafterProfile, VerifyCosts
 
-from .clock import time_interleaved
-from .loading import LoadedModel
+from app.models.clock import time_interleaved
+from app.models.loading import LoadedModel
 
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
 # A chat a few turns in: drafter costs are timed at this context, not at an empty one. The bf16 self-draft

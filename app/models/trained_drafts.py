@@ -32,12 +32,12 @@ from app.engine.feature_format import FeatureDraftConfig, fingerprint, fingerpri
 from app.engine.feature_net import FeatureDraftModel
 from app.paths import resource_path, user_data_dir
 
-from .errors import CorruptModel, IncompatibleModels, ModelNotFound
-from .native.draft import native_feature_drafter
-from .native.model import is_native
-from .packed import hint_of, pack_linear, pack_linears
-from .rows import output_rows
-from .specs import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
+from app.models.errors import CorruptModel, IncompatibleModels, ModelNotFound
+from app.models.native.draft import native_feature_drafter
+from app.models.native.model import is_native
+from app.models.packed import hint_of, pack_linear, pack_linears
+from app.models.rows import output_rows
+from app.models.specs import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
 
 CONFIG_NAME = TRAINED_CONFIG
 WEIGHTS_NAME = "model.safetensors"

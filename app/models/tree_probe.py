@@ -22,9 +22,9 @@ from app.engine.policy import TREE_DEPTH, TREE_NODES_MAX, DrafterProfile, Verify
 from app.engine.tree import make_tree
 from app.engine.tree_verify import tree_forward, tree_support
 
-from .clock import time_interleaved
-from .loading import LoadedModel
-from .timing import _interpolate
+from app.models.clock import time_interleaved
+from app.models.loading import LoadedModel
+from app.models.timing import _interpolate
 
 PROBE_TOKENS = 32
 

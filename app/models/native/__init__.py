@@ -22,7 +22,7 @@ FORCE = "SPECLENS_NATIVE_BUILD"
 @cache
 def _runnable() -> tuple[dict[str, ModuleType], dict[str, str]]:
     """({build: module} for every build that runs here, {build: why not} for the rest)."""
-    from .descriptor import layout_mismatch
+    from app.models.native.descriptor import layout_mismatch
 
     ok: dict[str, ModuleType] = {}
     why: dict[str, str] = {}

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import threads
-from .build import NativeWeights
+from app.models.native import threads
+from app.models.native.build import NativeWeights
 
 FIRST_CAPACITY = 256
 

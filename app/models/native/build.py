@@ -13,9 +13,9 @@ from types import ModuleType
 import torch
 from torch import nn
 
-from . import blocks, kernel, unavailable
-from .blocks import QMatrix
-from .descriptor import MODEL_FIELDS, TWO_DIGITS, Digits, Dims, Unfit, config_problem, dims_of
+from app.models.native import blocks, kernel, unavailable
+from app.models.native.blocks import QMatrix
+from app.models.native.descriptor import MODEL_FIELDS, TWO_DIGITS, Digits, Dims, Unfit, config_problem, dims_of
 
 
 def native_support(model: nn.Module) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import blocks, kernel, threads
+from app.models.native import blocks, kernel, threads
 
 
 class NativeLinear(nn.Module):

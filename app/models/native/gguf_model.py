@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import blocks, kquants
-from .blocks import QMatrix
-from .descriptor import Unfit
-from .gguf_index import GgufIndex
+from app.models.native import blocks, kquants
+from app.models.native.blocks import QMatrix
+from app.models.native.descriptor import Unfit
+from app.models.native.gguf_index import GgufIndex
 
 NATIVE_TYPES = ("Q4_1", "Q8_0", *kquants.KINDS)
 FLOAT_TYPES = {"F32": np.float32, "F16": np.float16}
@@ -181,7 +181,7 @@ def _checked(index: GgufIndex, name: str, order: np.ndarray | None) -> QMatrix:
 def check_rows(mat: QMatrix, index: GgufIndex, name: str, order: np.ndarray | None, seed: int = 0) -> str | None:
     """None when sampled rows of the kernel's product equal the same rows dequantised by the gguf package and
     multiplied in float64 (to the two-digit activations' rounding), else what differs."""
-    from . import kernel
+    from app.models.native import kernel
 
     build = kernel()
     if build is None:
@@ -191,7 +191,7 @@ def check_rows(mat: QMatrix, index: GgufIndex, name: str, order: np.ndarray | No
     picked = np.arange(index.tensors[name].shape[1]) if order is None else order
     want = _floats(index, name, picked[rows])  # the gguf package's rows, in the kernel's order
     if not np.isfinite(want).all():
-        from ..errors import CorruptModel
+        from app.models.errors import CorruptModel
 
         raise CorruptModel(f"{index.name}: {name} holds NaN or infinity in its blocks")
     if index.tensors[name].kind not in NATIVE_TYPES:  # floats re-quantised to Q8_0: the product of those blocks,
@@ -214,7 +214,7 @@ def load(gguf: Path, build=None, digits=None):
     """(config, parts) of a GGUF for the kernel (Unfit: a family or type it does not run)."""
     index = GgufIndex(gguf)
     config = config_of(index)
-    from .descriptor import config_problem
+    from app.models.native.descriptor import config_problem
 
     why = config_problem(config)
     if why is not None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .backend import NativeBackend
-from .build import from_transformers as weights_of
-from .build import inv_freq
-from .descriptor import TWO_DIGITS, Digits
-from .record import Record
+from app.models.native.backend import NativeBackend
+from app.models.native.build import from_transformers as weights_of
+from app.models.native.build import inv_freq
+from app.models.native.descriptor import TWO_DIGITS, Digits
+from app.models.native.record import Record
 
 
 class Rotary(nn.Module):
@@ -123,8 +123,8 @@ def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS)
     """transformers' model (a folder's or the hub's float weights) on the native path, as Q8_0; keeps its float
     input (and head) rows, nothing else of the module. descriptor.Unfit when the kernel does not run it. A
     GGUF is read straight from its file instead (direct.py)."""
-    from ..cost_cache import model_fingerprint
-    from ..packed import weight_count
+    from app.models.cost_cache import model_fingerprint
+    from app.models.packed import weight_count
 
     weights = weights_of(model, build, digits)
     architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
@@ -138,7 +138,7 @@ def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS)
 
 def with_digits(native: NativeCausalLM, digits: Digits) -> NativeCausalLM:
     """The same model multiplying other activation digits: its parts, in a new kernel Model."""
-    from .build import assemble
+    from app.models.native.build import assemble
 
     weights = native.cache_backend.weights
     if digits == weights.digits:

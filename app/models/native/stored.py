@@ -14,15 +14,15 @@ from pathlib import Path
 
 import torch
 
-from . import blocks
-from .blocks import QMatrix
-from .build import OPTIONAL
+from app.models.native import blocks
+from app.models.native.blocks import QMatrix
+from app.models.native.build import OPTIONAL
 
 
 @cache
 def layout() -> str:
     """A hash of the modules that decide the bytes (the panel records and the parts' names)."""
-    from . import build, kquants
+    from app.models.native import build, kquants
 
     return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build, kquants))).hexdigest()[:12]
 
