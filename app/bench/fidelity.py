@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from app.models.native import quality
-from app.models.native.backend import NativeBackend
-from app.models.native.build import assemble
-from app.models.native.descriptor import TWO_DIGITS, Digits
+from app.native import quality
+from app.native.backend import NativeBackend
+from app.native.build import assemble
+from app.native.descriptor import TWO_DIGITS, Digits
 
 
 def llama_cpp_logits(worker, folder: Path) -> quality.Logits:

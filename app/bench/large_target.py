@@ -28,7 +28,7 @@ def status(key):
     for line in open("/proc/self/status"):
         if line.startswith(key):
             return int(line.split()[1]) * 1024
-from app.models.native import direct
+from app.native import direct
 before = status("VmRSS:")
 index, config = direct.read(__import__("pathlib").Path(sys.argv[1]))
 model = direct.build(index.path, index, config, None)
@@ -60,9 +60,9 @@ def predicted(v: list[float], c: float) -> dict[str, dict]:
 def price(name: str, draft, ids: torch.Tensor, triad: float, reps: int, llama_threads: int | None) -> dict:
     """One shape: written, measured, deleted."""
     from app.models.embedded import embedded_gguf
-    from app.models.native import direct
-    from app.models.native.descriptor import Digits
-    from app.models.native.model import with_digits
+    from app.native import direct
+    from app.native.descriptor import Digits
+    from app.native.model import with_digits
 
     folder = Path(tempfile.mkdtemp(prefix="speclens-large-", dir=user_cache_dir()))
     try:

@@ -97,8 +97,8 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     """
     from app.models import load_model
     from app.models.loading import with_transformers
-    from app.models.native.model import is_native
     from app.models.trained_drafts import REPORT_NAME, default_output_dir, save_trained_draft
+    from app.native.model import is_native
 
     report_progress = progress or (lambda _: None)
     cancel = cancel or threading.Event()

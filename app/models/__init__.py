@@ -10,7 +10,20 @@ from typing import TYPE_CHECKING
 from app.models.catalog import CatalogEntry, compatible_drafts, list_catalog
 from app.models.compat import Compatibility, check_compatibility, check_tokenizers, ensure_compatible
 from app.models.embedded import DEFAULT_SPEC, embedded_gguf
-from app.models.errors import CorruptModel, EmbeddedModelMissing, IncompatibleModels, LoadCancelled, ModelError, ModelNotFound, NotAModel, NotCached, OutOfMemory, PickleOnly, RemoteCodeRequired, UnsupportedArchitecture
+from app.models.errors import (
+    CorruptModel,
+    EmbeddedModelMissing,
+    IncompatibleModels,
+    LoadCancelled,
+    ModelError,
+    ModelNotFound,
+    NotAModel,
+    NotCached,
+    OutOfMemory,
+    PickleOnly,
+    RemoteCodeRequired,
+    UnsupportedArchitecture,
+)
 from app.models.progress import LoadProgress, ProgressCallback
 from app.models.specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
 
@@ -29,7 +42,14 @@ if TYPE_CHECKING:
     from app.models.devices import default_device, default_dtype, reduced_dtype
     from app.models.drafts import make_drafter, self_draft
     from app.models.loading import LoadedModel, load_model
-    from app.models.trained_drafts import TrainedDraftInfo, default_output_dir, find_trained_draft, is_trained_draft, list_trained_drafts, load_trained_draft
+    from app.models.trained_drafts import (
+        TrainedDraftInfo,
+        default_output_dir,
+        find_trained_draft,
+        is_trained_draft,
+        list_trained_drafts,
+        load_trained_draft,
+    )
 
 
 def __getattr__(name: str):

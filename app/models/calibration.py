@@ -31,7 +31,6 @@ from app.engine.policy import (
     worth_proposing,
 )
 from app.engine.suffix_drafter import SuffixDrafter
-
 from app.models import cost_cache, machine_load, machine_profile
 from app.models.baseline import target_steps
 from app.models.clock import now

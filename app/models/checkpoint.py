@@ -140,7 +140,7 @@ class GgufInfo:
 
 def inspect_gguf(path: Path) -> GgufInfo:
     """Walk a GGUF header and check it against the file: every size, offset and tensor inside it (gguf_index)."""
-    from app.models.native.gguf_index import BLOCK_BYTES, GgufIndex  # numpy: only when a GGUF is opened
+    from app.native.gguf.index import BLOCK_BYTES, GgufIndex  # numpy: only when a GGUF is opened
 
     try:
         index = GgufIndex(path)

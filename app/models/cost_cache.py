@@ -15,9 +15,8 @@ import platform
 import time
 from pathlib import Path
 
-from app.paths import user_cache_dir
-
 from app.models.packed import weight_count
+from app.paths import user_cache_dir
 
 CACHE_NAME = "drafter-costs.json"
 # 2: minimum timings; 3: head charged at every verified position; 4: a longer probe context;
@@ -89,7 +88,7 @@ def model_fingerprint(model) -> str:
     """Config, weight count and a sample of the embedding rows: changes when the weights change, not with
     where they were read from (a GGUF's first load and its converted copy must share the first run's timings).
     A light native model carries the fingerprint of the transformers model it was first loaded as."""
-    from app.models.native.model import is_native
+    from app.native.model import is_native
 
     if is_native(model):
         return model.fingerprint

@@ -10,15 +10,14 @@ import torch
 
 from app.engine import ModelDrafter, PromptLookupDrafter
 from app.engine.protocols import Drafter
-
 from app.models import kernels, machine_profile, memory
 from app.models.compat import ensure_compatible
 from app.models.devices import reduced_dtype
 from app.models.errors import ModelError
 from app.models.loading import LoadedModel, load_model
-from app.models.native.model import is_native
 from app.models.packed import weight_count
 from app.models.specs import kind_of
+from app.native.model import is_native
 
 DEFAULT_TREE_NODES = 16  # a tree's node budget without a measurement (--tree on, the race of tree against chain)
 

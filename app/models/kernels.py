@@ -34,7 +34,7 @@ class LinearPath:
     dtype: str  # "float32" or "bfloat16"
     packed: bool = False
     hint: int = 0  # oneDNN's packing hint (expected rows) when packed
-    native: bool = False  # the native C model (app/models/native): the GGUF's own blocks, one call a pass
+    native: bool = False  # the native C model (app/native): the GGUF's own blocks, one call a pass
     digits: str = ""  # native only: the activation digits each matrix role multiplies (descriptor.Digits.code)
 
     @property
@@ -69,10 +69,10 @@ NATIVE = LinearPath("float32", native=True)
 def candidates(dtype: torch.dtype | None, native: bool = False) -> list[LinearPath]:
     """Paths worth timing for a requested dtype (None: any). Packed paths need native bf16; the native C
     model runs when no dtype is asked for, native is not refused (--kernels torch) and its kernel built."""
-    from app.models.native import kernel
+    from app.native import active_build
 
     paths = [] if dtype == torch.bfloat16 else [LinearPath("float32")]
-    if dtype is None and native and kernel() is not None:
+    if dtype is None and native and active_build() is not None:
         paths.append(NATIVE)
     if dtype in (None, torch.bfloat16) and packing_supported():
         paths += [LinearPath("bfloat16")] + [LinearPath("bfloat16", True, h) for h in PACK_HINTS]
@@ -91,7 +91,7 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
     """The fastest linear path for this model on this CPU, among `candidates(dtype, native)`. known: the choice
     the machine profile holds for these candidates, reused as it is (the profile decides when it is stale).
     A native choice is provisional: loading measures its quality and falls back when it fails (native/quality.py)."""
-    from app.models.native.build import native_support
+    from app.native.build import native_support
 
     paths = candidates(dtype, native)
     why = native_support(model) if NATIVE in paths else None
@@ -180,12 +180,12 @@ def time_paths(shapes: list[tuple[int, int]], paths: list[LinearPath], reps: int
     runs = {}
     for path in paths:
         if path.native:  # Q8_0 blocks of the same weights: a GGUF's 4-bit blocks are only fewer bytes
-            from app.models.native import blocks, kernel
+            from app.native import active_build, blocks
 
             mats = [blocks.from_float(w) for w in weights]
             for rows in (1, VERIFY_ROWS):
                 pairs = [(inputs[i][:rows].contiguous(), mat) for (_, i), mat in zip(sample, mats, strict=True)]
-                runs[path, rows] = partial(_native_linears, kernel(), [(x, m.native(kernel())) for x, m in pairs], rows)  # type: ignore[arg-type]  # kernel(): loaded, a native path is ranked
+                runs[path, rows] = partial(_native_linears, active_build(), [(x, m.native(active_build())) for x, m in pairs], rows)  # type: ignore[arg-type]  # active_build(): loaded, a native path is ranked
             continue
         ws = [w.to(path.torch_dtype) for w in weights]
         if path.packed:
@@ -235,9 +235,9 @@ def rows_independent(path: LinearPath, shapes: list[tuple[int, int]]) -> bool:
 
 
 def _native_rows_independent(shapes: list[tuple[int, int]], gen: torch.Generator) -> bool:
-    from app.models.native import blocks, kernel
+    from app.native import active_build, blocks
 
-    native = kernel()
+    native = active_build()
     assert native is not None  # asked only where the native kernel loads
     for out_features, in_features in sorted(set(shapes)):
         if in_features % blocks.BLOCK:
@@ -263,8 +263,8 @@ def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
     path the native model made from it (its float weights as Q8_0), which keeps only its float input rows of
     the module. descriptor.Unfit when the kernel does not run it."""
     if path.native:
-        from app.models.native.descriptor import Digits
-        from app.models.native.model import NativeCausalLM, from_transformers
+        from app.native.descriptor import Digits
+        from app.native.model import NativeCausalLM, from_transformers
 
         if isinstance(model, NativeCausalLM):
             return model

@@ -25,7 +25,6 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from app.engine.events import RoundEvent
-
 from app.models import machine_profile
 from app.models.machine_profile import MachineProfile
 

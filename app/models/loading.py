@@ -18,7 +18,14 @@ from app.models import conversion_cache, cost_cache, kernels, machine_profile, m
 from app.models.checkpoint import inspect_folder, inspect_gguf
 from app.models.devices import default_dtype, parse_device
 from app.models.embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
-from app.models.errors import CorruptModel, ModelError, ModelNotFound, NotAModel, OutOfMemory, UnsupportedArchitecture
+from app.models.errors import (
+    CorruptModel,
+    ModelError,
+    ModelNotFound,
+    NotAModel,
+    OutOfMemory,
+    UnsupportedArchitecture,
+)
 from app.models.hub import looks_like_repo_id, resolve_repo
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
 from app.models.rows import output_rows
@@ -52,7 +59,7 @@ class LoadedModel:
     @property
     def kernels(self) -> str:
         """The linear path that runs, for people: "Q4_1 + Q8_0 · native", "bf16 · oneDNN packed", "fp32"."""
-        from app.models.native.model import is_native
+        from app.native.model import is_native
 
         if is_native(self.model):
             return self.model.kernels
@@ -193,9 +200,9 @@ def _direct_native(path: Path, name: str, dev, requested, asked: str, use_cache:
     (native/direct.py): no transformers model classes, no float copy. A file of at most REFERENCE_WEIGHTS also
     loads transformers' float32 model once, as the reference its activation digits are chosen against. None
     where the kernel does not run the file (`extra["native_left_out"]` says why) and transformers' path loads."""
-    from app.models.native import direct, unavailable
-    from app.models.native.descriptor import Digits, Unfit
-    from app.models.native.model import with_digits
+    from app.native import direct, unavailable
+    from app.native.descriptor import Digits, Unfit
+    from app.native.model import with_digits
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
@@ -243,9 +250,9 @@ def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, as
     where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
     dequantiser (gguf_model.check_rows). None where no variant passes the quality gate and native was not
     asked for (`extra["native_left_out"]` says why)."""
-    from app.models.native import direct, quality
-    from app.models.native.backend import NativeBackend
-    from app.models.native.build import assemble
+    from app.native import direct, quality
+    from app.native.backend import NativeBackend
+    from app.native.build import assemble
 
     label = f"native: {path.name}'s own blocks, read by the kernel"
     known = None if remeasure else quality.MEASURED.get(direct.fingerprint(path))
@@ -280,12 +287,12 @@ def _light_native(path: Path, name: str, dev, requested, asked: str, extra: dict
     """(model, tokenizer, profile, stored profile) of the light native model (native/light.py) where this GGUF's
     cached profile chose the native path and its kernel and thread parts are reusable now; else None, and
     transformers' model loads and is measured as on a first launch."""
-    from app.models.native import light, unavailable
-    from app.models.native.descriptor import Digits
+    from app.native import light, unavailable
+    from app.native.descriptor import Digits
 
     if dev.type != "cpu" or requested is not None or asked == "torch" or unavailable():
         return None
-    from app.models.native.record import RECORD, read_record
+    from app.native.record import RECORD, read_record
 
     folder = conversion_cache.lookup(path)
     record = read_record(folder) if folder is not None else None
@@ -325,8 +332,8 @@ def with_transformers(target: LoadedModel) -> LoadedModel:
 
 
 def _require_native(model, dev, requested) -> None:
-    from app.models.native import unavailable
-    from app.models.native.build import native_support
+    from app.native import unavailable
+    from app.native.build import native_support
 
     why = ("the native kernel runs on a CPU" if dev.type != "cpu" else
            "the native kernel chooses its own number format (leave --dtype auto)" if requested is not None else
@@ -339,11 +346,11 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
     """(the native choice with its measured quality and activation digits, the native model) or, where the
     kernel does not run the model or (not forced) no variant passes the quality gate, (the fastest torch path,
     None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py)."""
-    from app.models.native import quality
-    from app.models.native.backend import NativeBackend
-    from app.models.native.build import assemble
-    from app.models.native.descriptor import Digits, Unfit
-    from app.models.native.model import from_transformers
+    from app.native import quality
+    from app.native.backend import NativeBackend
+    from app.native.build import assemble
+    from app.native.descriptor import Digits, Unfit
+    from app.native.model import from_transformers
 
     digits = Digits.of_code(path.path.digits)
     try:
@@ -417,8 +424,8 @@ def _discard(folder: Path, gguf: Path, why: str, extra: dict) -> None:
 
 def _stale(folder: Path, gguf: Path) -> str | None:
     """None when the converted copy's config describes the file, else why not."""
-    from app.models.gguf_config import mismatch
-    from app.models.native.light import config_of
+    from app.native.gguf.config import mismatch
+    from app.native.light import config_of
 
     try:
         return mismatch(config_of(folder), gguf)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from app.engine.policy import DrafterProfile, VerifyCosts
-
 from app.models import cost_cache, kernels, machine_load, threads
 from app.models.kernels import LinearPath, PathChoice
 from app.models.machine_load import Load
@@ -92,7 +91,7 @@ def key_of_fingerprint(fingerprint: str, device: torch.device, requested: torch.
     native = kernels_mode != "torch"
     offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
     if kernels.NATIVE in kernels.candidates(requested, native) and device.type == "cpu":
-        from app.models.native import build_id
+        from app.native import build_id
 
         offered.append(build_id())  # a rebuilt kernel is another path: its timings are taken anew
     return cost_cache.key_of([

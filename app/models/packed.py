@@ -109,7 +109,7 @@ def hint_of(model: nn.Module) -> int | None:
 def weight_count(model: Any) -> int:
     """Parameters including packed linear weights (which are not Parameters), without tied duplicates; a light
     native model's, as transformers' model of it counted them."""
-    from app.models.native.model import is_native
+    from app.native.model import is_native
 
     if is_native(model):
         return model.weight_count

@@ -19,7 +19,6 @@ from torch import nn
 from transformers.initialization import no_init_weights
 
 from app.engine.kv import forward, new_cache
-
 from app.models import threads
 
 if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch

@@ -4,7 +4,6 @@ the same measurements, so the speedup it states (below 1 on such a machine) is t
 from __future__ import annotations
 
 from app.engine.policy import Choice, Option
-
 from app.models.calibration import Selection
 from app.models.drafts import make_drafter
 from app.models.loading import LoadedModel

@@ -99,8 +99,8 @@ def _use(model: nn.Module, count: int) -> None:
     """Run the model's steps on `count` threads. A native model's are the kernel's own (native.set_threads),
     and torch keeps one for the round's vocabulary work: its OpenMP workers, woken between passes, made the
     next pass 1.2 ms slower (docs/native-kernels.md)."""
-    from app.models.native import set_threads
-    from app.models.native.model import is_native
+    from app.native import set_threads
+    from app.native.model import is_native
 
     if is_native(model):
         set_threads(count)

@@ -30,14 +30,13 @@ import torch
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_format import FeatureDraftConfig, fingerprint, fingerprint_mismatch
 from app.engine.feature_net import FeatureDraftModel
-from app.paths import resource_path, user_data_dir
-
 from app.models.errors import CorruptModel, IncompatibleModels, ModelNotFound
-from app.models.native.draft import native_feature_drafter
-from app.models.native.model import is_native
 from app.models.packed import hint_of, pack_linear, pack_linears
 from app.models.rows import output_rows
 from app.models.specs import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
+from app.native.draft import native_feature_drafter
+from app.native.model import is_native
+from app.paths import resource_path, user_data_dir
 
 CONFIG_NAME = TRAINED_CONFIG
 WEIGHTS_NAME = "model.safetensors"

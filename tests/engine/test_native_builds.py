@@ -15,8 +15,8 @@ from app.engine.policy import VerifyCosts
 from app.engine.suffix_drafter import SuffixDrafter
 from app.engine.suffix_index import SuffixIndex
 from app.engine.tree_drafters import ModelTreeDrafter
-from app.models.native import builds
-from app.models.native.descriptor import TWO_DIGITS
+from app.native import builds
+from app.native.descriptor import TWO_DIGITS
 from engine import test_tree_joint as joint
 from engine.helpers import chi_square_p, sampled_joint
 from engine.test_native_greedy import first_difference
@@ -35,7 +35,7 @@ PLANTED_SAMPLES = 600  # the misreported q gives p < 1e-6 at 600 on every build 
 @pytest.fixture(scope="module", params=BUILDS, ids=[b.isa() for b in BUILDS])
 def pair(request):
     """The vocab-8 pair of the engine tests on one build, and the law of that build's target."""
-    from app.models.native.model import from_transformers
+    from app.native.model import from_transformers
 
     target = tiny_model(vocab_size=VOCAB, layers=1, seed=0, scale=4.0)
     draft = noisy_copy(target, 1.5)  # before converting: a native model's kernel module does not deep-copy

@@ -1,4 +1,4 @@
-"""The feature draft on the native kernel (app/models/native/draft.py): its linears as Q8_0 blocks.
+"""The feature draft on the native kernel (app/native/draft.py): its linears as Q8_0 blocks.
 
 Speculative output must still follow the target's law (the draft's q is whatever these linears give, and
 acceptance must read that q), and greedy output must equal target-only greedy, chain and tree, on a native
@@ -14,11 +14,11 @@ from torch import nn
 from app.engine import DecodeParams, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_tree import FeatureTreeDrafter
-from app.models.native import kernel
+from app.native import active_build
 from engine.feature_helpers import random_feature_draft
 from engine.helpers import PROMPTS, chi_square_p, exact_joint, sampled_joint
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
 VOCAB = 8
 
@@ -26,14 +26,14 @@ VOCAB = 8
 def native_drafter(target, vocab_k: int, source=None, **kw) -> FeatureDrafter:
     """A random feature draft initialised from `source` (transformers' model of the target: a native target
     has no layers to copy), on the native kernel beside `target`."""
-    from app.models.native.draft import native_feature_drafter
+    from app.native.draft import native_feature_drafter
 
     return native_feature_drafter(FeatureDrafter(random_feature_draft(source or target, vocab_k, **kw), target))
 
 
 def test_native_linear_is_the_q8_0_product():
     """The product with the Q8_0 weights (padding cut, bias added, any leading shape), near the float one."""
-    from app.models.native.draft import NativeLinear
+    from app.native.draft import NativeLinear
 
     gen = torch.Generator().manual_seed(0)
     linear = nn.Linear(64, 40, bias=True)  # 40 rows: padded to 48 inside the kernel
@@ -86,7 +86,7 @@ def test_a_misreported_q_on_the_native_draft_is_caught(vocab8_pair, monkeypatch)
 def native_pair():
     from tiny_models import tiny_model
 
-    from app.models.native.model import from_transformers
+    from app.native.model import from_transformers
 
     model = tiny_model()
     return model, from_transformers(model)

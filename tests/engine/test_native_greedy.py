@@ -1,4 +1,4 @@
-"""Greedy speculation on the native path (app/models/native) equals the same engine's native target-only
+"""Greedy speculation on the native path (app/native) equals the same engine's native target-only
 greedy output token for token, for every drafter, chain and tree: a tiny native pair (a native draft model
 too, whose tree expansion needs its second level to see part of the cache), then the embedded model loaded
 with kernels="native" and every drafter it offers. Planted twins on the native backend must make greedy
@@ -14,9 +14,9 @@ from tiny_models import noisy_copy, tiny_model
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
-from app.models.native import builds, kernel
+from app.native import active_build, builds
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
 
 
@@ -44,7 +44,7 @@ def moved(result) -> bool:
 @pytest.fixture(scope="module", params=builds(), ids=[b.isa() for b in builds()])
 def tiny_native(request):
     """The tiny pair on each kernel build this CPU runs (AVX-512 VNNI, AVX2, generic C)."""
-    from app.models.native.model import from_transformers
+    from app.native.model import from_transformers
 
     target = tiny_model()
     draft = noisy_copy(target, 1.5)  # before converting: a native model's kernel module does not deep-copy
@@ -105,7 +105,7 @@ def expected(native_target):
 @pytest.fixture(scope="module")
 def trained(native_target):
     from app.models import make_drafter
-    from app.models.native.draft import NativeLinear
+    from app.native.draft import NativeLinear
 
     drafter = make_drafter("trained", native_target)  # the shipped feature draft (resources/drafts)
     assert isinstance(drafter.reduced_head, NativeLinear)  # its linears run on the native kernel too
@@ -191,7 +191,7 @@ def _keys_only_compact(honest):
 @pytest.mark.parametrize("bug", ["tree mask dropped", "compaction moves keys only"])
 def test_planted_native_tree_bugs_leave_target_only(native_target, trained, expected, monkeypatch, bug):
     """Measured on the first chat: the union leaves target-only at token 5 (mask dropped), 8 (keys only)."""
-    from app.models.native.backend import NativeBackend
+    from app.native.backend import NativeBackend
 
     if bug == "tree mask dropped":
         monkeypatch.setattr(NativeBackend, "tree_forward", _leaking_tree_forward(NativeBackend.tree_forward))
@@ -209,7 +209,7 @@ def test_a_rollback_keeping_a_rejected_row_is_caught(native_target, expected, mo
     draft). The next pass then starts a row late: the kernel refuses it, or the output drifts; either way
     it does not pass silently. (Measured: lookup's second round asks for more logits than rows fed.)"""
     from app.models import make_drafter
-    from app.models.native.backend import NativeCache
+    from app.native.backend import NativeCache
 
     monkeypatch.setattr(NativeCache, "rollback", lambda self, length: setattr(self, "length", min(self.length, length + 1)))
     try:
@@ -227,7 +227,7 @@ def test_a_rollback_keeping_a_rejected_row_is_caught(native_target, expected, mo
 def test_a_keys_only_compaction_leaves_tiny_target_only(tiny_native, monkeypatch):
     """Planted on the tiny pair (measured: leaves at token 27). A dropped tree mask does not move this pair's
     sharp greedy argmax within 40 tokens (measured); the embedded model and the joint test catch that one."""
-    from app.models.native.backend import NativeBackend
+    from app.native.backend import NativeBackend
 
     target, draft = tiny_native
     expected = _tiny(target, None, 1).token_ids

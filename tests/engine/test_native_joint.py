@@ -1,4 +1,4 @@
-"""The native path (app/models/native) end to end at T > 0: the first 3 emitted tokens follow the native
+"""The native path (app/native) end to end at T > 0: the first 3 emitted tokens follow the native
 target's exact joint law, chain and tree, with a native draft model that differs from the target.
 
 The native model is its own model (its activations are rounded to 8 bits), so the law is enumerated from
@@ -17,10 +17,10 @@ from tiny_models import noisy_copy, tiny_model
 
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance, logits_to_probs
 from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionTreeDrafter
-from app.models.native import kernel
+from app.native import active_build
 from engine.helpers import chi_square_p, sampled_joint
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
 VOCAB = 8
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
@@ -43,7 +43,7 @@ def one_thread():
 @pytest.fixture(scope="module")
 def native_pair():
     """The vocab-8 pair of the engine tests on the native path: target and a noisy draft, both native."""
-    from app.models.native.model import from_transformers
+    from app.native.model import from_transformers
 
     target = tiny_model(vocab_size=VOCAB, layers=1, seed=0, scale=4.0)
     draft = noisy_copy(target, 1.5)
@@ -127,7 +127,7 @@ def _keys_only_compact(honest):
 
 @pytest.mark.parametrize("bug", ["tree mask dropped", "compaction moves keys only"])
 def test_planted_native_tree_bugs_are_caught(native_pair, exact, monkeypatch, bug):
-    from app.models.native.backend import NativeBackend
+    from app.native.backend import NativeBackend
 
     target, draft = native_pair
     if bug == "tree mask dropped":

@@ -1,7 +1,7 @@
 """Token trees on the native path (the CPU's default) follow the target's exact joint law: the first 3
 emitted tokens of tree rounds, for every tree drafter, against the law of the same native model's own
 single passes. The tree pass here is the kernel's masked pass over the cache and every node, and a
-compaction an index copy (app/models/native/backend.py). Planted twins: a tree pass whose mask lets
+compaction an index copy (app/native/backend.py). Planted twins: a tree pass whose mask lets
 siblings see each other, and a compaction that moves the keys but leaves the values.
 """
 
@@ -15,12 +15,12 @@ import torch
 from tiny_models import noisy_copy, tiny_model
 
 from app.engine import logits_to_probs
-from app.models.native import kernel
+from app.native import active_build
 from engine import test_native_greedy as planted
 from engine import test_tree_joint as joint
 from engine.helpers import sampled_joint
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
 VOCAB = joint.VOCAB
 DEPTH = 3
@@ -29,7 +29,7 @@ DEPTH = 3
 @pytest.fixture(scope="module")
 def native_vocab8():
     """The vocab8 pair of conftest.py (same seeds), both on the native path."""
-    from app.models.native.model import from_transformers
+    from app.native.model import from_transformers
 
     target = tiny_model(vocab_size=VOCAB, layers=1, seed=0, scale=4.0)
     draft = noisy_copy(target, 1.5)  # before attaching: a native model's kernel module does not deep-copy
@@ -69,7 +69,7 @@ def _drafter(kind: str, target, draft):
     """test_tree_joint's drafters; "feature, native draft": the feature tree with its linears on the kernel."""
     if kind != "feature, native draft":
         return joint.drafter(kind, target, draft)
-    from app.models.native.draft import native_feature_drafter
+    from app.native.draft import native_feature_drafter
 
     tree = joint.drafter("feature", target, draft)
     native_feature_drafter(tree.chain)
@@ -87,7 +87,7 @@ def test_native_tree_rounds_match_the_exact_joint(native_vocab8, exact, kind):
 
 @pytest.mark.parametrize("bug", ["siblings see each other", "compaction moves keys only"])
 def test_planted_native_tree_bugs_are_caught(native_vocab8, exact, monkeypatch, bug):
-    from app.models.native.backend import NativeBackend
+    from app.native.backend import NativeBackend
 
     target, draft = native_vocab8
     if bug == "siblings see each other":

@@ -26,15 +26,15 @@ except ImportError:  # the seeds and fuzz_one serve tests without it
 if atheris is not None and __name__ == "__main__":  # coverage feedback from SpecLens's own code only
     with atheris.instrument_imports(include=["app"]):
         import app.models.checkpoint
-        import app.models.native.blocks
-        import app.models.native.gguf_index  # noqa: F401
+        import app.native.blocks
+        import app.native.gguf.index  # noqa: F401
 
 import numpy as np  # noqa: E402
 import raw_gguf  # noqa: E402
 
 from app.models.checkpoint import inspect_gguf  # noqa: E402
 from app.models.errors import CorruptModel  # noqa: E402
-from app.models.native.gguf_index import GgufIndex  # noqa: E402
+from app.native.gguf.index import GgufIndex  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "speclens-fuzz-gguf"  # the input as a file, and libFuzzer's findings
 WORK.mkdir(exist_ok=True)
@@ -54,9 +54,9 @@ def _rows(index: GgufIndex) -> None:
 def _native_blocks(index: GgufIndex) -> None:
     """Every Q4_1 and Q8_0 matrix the reader accepted becomes the kernel's Matrix (which checks its records
     again) and dequantises to its declared shape: the native build's first step on a file."""
-    from app.models.native import blocks, kernel
+    from app.native import active_build, blocks
 
-    build = kernel()
+    build = active_build()
     for name, info in index.tensors.items():
         if build is None or info.kind not in ("Q4_1", "Q8_0") or len(info.shape) != 2:
             continue

@@ -24,9 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-with atheris.instrument_imports(include=["app.models.native"]):
-    import app.models.native as native_package
-    from app.models.native.descriptor import LAYER_FIELDS, MODEL_FIELDS
+with atheris.instrument_imports(include=["app.native"]):
+    import app.native as native_package
+    from app.native.descriptor import LAYER_FIELDS, MODEL_FIELDS
 
 Q4_1, Q8_0 = 1, 2
 RECORD = {Q4_1: 320, Q8_0: 544}
@@ -40,7 +40,7 @@ def load_builds() -> list:
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     found = []
     for path in sorted(Path(folder).glob(f"_kernel_*{suffix}")):
-        name = f"app.models.native.{path.name.removesuffix(suffix)}"
+        name = f"app.native.{path.name.removesuffix(suffix)}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

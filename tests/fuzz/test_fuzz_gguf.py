@@ -16,7 +16,7 @@ def test_every_seed_reads_and_passes_fuzz_one(tmp_path):
     """The harness's own check accepts its seeds, so what the fuzzer reports is the mutations' doing."""
     from fuzz_gguf import fuzz_one, write_seeds
 
-    from app.models.native.gguf_index import GgufIndex
+    from app.native.gguf.index import GgufIndex
 
     for seed in write_seeds(tmp_path):
         assert GgufIndex(seed).tensors, seed.name

@@ -102,12 +102,12 @@ def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_off
     monkeypatch.setattr(kernels, "candidates", lambda dtype, native=False: [*offered, kernels.LinearPath("float16")])
     assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
-    from app.models import native
+    from app import native
 
     torch_only = machine_profile.profile_key(target.model, cpu, None, "torch")
     forced = machine_profile.profile_key(target.model, cpu, None, "native")
     assert len({key, forced}) == 2  # a forced native choice was never timed: auto does not reuse it
-    if native.kernel() is not None:  # auto offers native beside torch's paths; a rebuilt kernel is timed anew
+    if native.active_build() is not None:  # auto offers native beside torch's paths; a rebuilt kernel is timed anew
         assert torch_only != key
         monkeypatch.setattr(native, "build_id", lambda: "AVX-512 VNNI 0123456789abcdef")
         assert machine_profile.profile_key(target.model, cpu, None) != key

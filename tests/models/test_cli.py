@@ -90,11 +90,11 @@ def test_generate_static_gives_the_same_tokens(capsys, tiny_pair_dirs, draft):
 def test_compile_on_a_cpu_path_it_cannot_compile_is_one_line(capsys):
     """`speclens generate --draft none --compile` where the target runs on the native kernel or the bf16 packed
     path: refused in one line before compiling starts (issue #28: an InductorError traceback)."""
-    from app.models import native
+    from app import native
     from app.models.packed import packing_supported
 
     cases = []
-    if native.kernel() is not None:
+    if native.active_build() is not None:
         cases.append((["--kernels", "native"], "native kernel"))
     if packing_supported():
         cases.append((["--kernels", "torch", "--dtype", "bfloat16"], "oneDNN-packed"))

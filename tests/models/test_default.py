@@ -17,7 +17,7 @@ def test_missing_wheel_says_how_to_install(monkeypatch):
 def test_default_loads_and_second_load_uses_the_cache():
     """The first launch reads the file onto the kernel with the digits measured for this very file on every
     held-out token (native.quality.MEASURED): no float32 reference is dequantised to measure them again."""
-    from app.models.native import direct, quality
+    from app.native import direct, quality
 
     assert direct.fingerprint(embedded_gguf()) in quality.MEASURED  # the shipped file is the measured one
     messages = []

@@ -12,9 +12,9 @@ import torch
 from kquant_gguf import write_kquant_gguf
 
 from app.engine import DecodeParams, PromptLookupDrafter, generate
-from app.models.native import kernel
+from app.native import active_build
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
 FILES = {
     "llama Q4_K_M mix": dict(types={"default": "Q4_K", "attn_v": "Q6_K", "ffn_down": "Q6_K"}, arch="llama"),
@@ -31,12 +31,12 @@ def gguf(request, tmp_path_factory):
 def test_a_direct_model_follows_transformers_float32(gguf):
     from transformers import AutoModelForCausalLM
 
-    from app.models.native import direct
-    from app.models.native.build import assemble
-    from app.models.native.gguf_model import parts_of
+    from app.native import direct
+    from app.native.build import assemble
+    from app.native.gguf.model import parts_of
 
     index, config = direct.read(gguf)
-    from app.models.native.backend import NativeBackend
+    from app.native.backend import NativeBackend
 
     native = NativeBackend(assemble(config, parts_of(index, config)))
     reference = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32).eval()

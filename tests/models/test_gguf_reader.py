@@ -27,7 +27,7 @@ from tiny_gguf import write_tiny_gguf
 
 from app.models.checkpoint import inspect_gguf
 from app.models.errors import CorruptModel
-from app.models.native.gguf_index import GGML_TYPE_SIZES, MAX_NESTING, GgufIndex
+from app.native.gguf.index import GGML_TYPE_SIZES, MAX_NESTING, GgufIndex
 
 ARCH, ALIGN, TOKENS = BASE_FIELDS
 A, B = BASE_TENSORS

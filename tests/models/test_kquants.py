@@ -12,7 +12,7 @@ from gguf import GGMLQuantizationType
 from gguf.quants import dequantize
 from kquant_gguf import random_blocks
 
-from app.models.native import builds, kquants
+from app.native import builds, kquants
 
 BUILDS = builds()
 pytestmark = pytest.mark.skipif(not BUILDS, reason="the native kernel is not built here")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import malformed
 import pytest
 
-from app.models.native import kernel
+from app.native import active_build
 
-pytestmark = [pytest.mark.skipif(kernel() is None, reason="the cases run the native kernel"),
+pytestmark = [pytest.mark.skipif(active_build() is None, reason="the cases run the native kernel"),
               pytest.mark.xdist_group("malformed")]
 
 

@@ -10,20 +10,20 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-import app.models.native as native_package
-from app.models.native import builds, kernel
+import app.native as native_package
+from app.native import active_build, builds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 import odd_shapes  # noqa: E402
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 BUILDS = builds()
 
 
 @pytest.fixture(scope="module", params=BUILDS, ids=[b.isa() for b in BUILDS])
 def pair(request):
-    from app.models.native.backend import NativeBackend
-    from app.models.native.build import ModuleFloats, assemble, native_support, parts_of
+    from app.native.backend import NativeBackend
+    from app.native.build import ModuleFloats, assemble, native_support, parts_of
 
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=80, hidden_size=64, intermediate_size=128, num_hidden_layers=2,

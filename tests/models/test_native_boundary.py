@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-import app.models.native as native_package
-from app.models import native
-from app.models.native import builds, descriptor
+import app.native as native_package
+from app import native
+from app.native import builds, descriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 import odd_shapes  # noqa: E402
@@ -47,7 +47,7 @@ def test_a_forced_build_runs_or_says_why(monkeypatch, name):
     monkeypatch.setenv(native.FORCE, name)
     native._load.cache_clear()
     try:
-        module, why = native.kernel(), native.unavailable()
+        module, why = native.active_build(), native.unavailable()
         runs = {b.__name__.rsplit("_", 1)[-1] for b in BUILDS}
         if name in runs:
             assert module is not None and module.__name__.endswith(name) and why is None
@@ -88,7 +88,7 @@ def test_every_builds_product_is_the_blocks_product_and_row_independent(build, k
     """Q4_1 (a GGUF's own nibbles, d and m) and Q8_0 blocks on every build: the kernel's rows are the float
     product of the dequantised blocks within the activations' rounding, and each row's bits do not depend on
     the rows beside it. Planted twin: the same blocks with one d changed give another product."""
-    from app.models.native import blocks
+    from app.native import blocks
 
     gen = torch.Generator().manual_seed(5)
     rows, k = 40, 96  # 40 output rows: padded to 48 inside the kernel

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from app.models.native import builds, quality
-from app.models.native.backend import NativeBackend
-from app.models.native.build import ModuleFloats, assemble, parts_of
-from app.models.native.descriptor import TWO_DIGITS, Digits
+from app.native import builds, quality
+from app.native.backend import NativeBackend
+from app.native.build import ModuleFloats, assemble, parts_of
+from app.native.descriptor import TWO_DIGITS, Digits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 import odd_shapes  # noqa: E402

@@ -10,9 +10,9 @@ import torch
 from tiny_models import char_tokenizer, noisy_copy, tiny_model
 
 from app.models import kernels, loading
-from app.models.native import kernel
+from app.native import active_build
 
-pytestmark = pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here")
+pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
 ASKED = kernels.PathChoice(kernels.NATIVE, {}, False, "native: asked for")
 
@@ -25,15 +25,15 @@ def _gate(model, forced: bool) -> tuple[kernels.PathChoice, object]:
 def perturbed_blocks(monkeypatch):
     """Planted: the native weights are another model's (the target plus noise), so native greedy tokens
     leave float32's (measured: 73% agreement against the gate's 99%)."""
-    from app.models.native import build, model
-    from app.models.native.descriptor import TWO_DIGITS
+    from app.native import build, model
+    from app.native.descriptor import TWO_DIGITS
 
     monkeypatch.setattr(model, "weights_of",
                         lambda m, kernel=None, digits=TWO_DIGITS: build.from_transformers(noisy_copy(m, 0.3), kernel, digits))
 
 
 def test_an_honest_native_model_passes_the_gate():
-    from app.models.native.model import is_native
+    from app.native.model import is_native
 
     target = tiny_model()  # 256 positions: fewer than the gate's held-out text, which is cut to fit
     choice, native = _gate(target, forced=False)

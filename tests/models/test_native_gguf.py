@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.models.embedded import embedded_gguf
-from app.models.native.gguf_index import GgufIndex
+from app.native.gguf.index import GgufIndex
 
 
 def test_the_index_maps_every_tensor_as_ggufs_reader_does():
@@ -26,7 +26,7 @@ def test_the_index_maps_every_tensor_as_ggufs_reader_does():
 def test_each_matrix_is_checked_against_ggufs_own_dequantiser():
     """gguf_model.check_rows: sampled rows of the kernel's product against the same rows dequantised by the
     gguf package. Planted twins: the q rows left in llama.cpp's order, and another layer's blocks, both fail."""
-    from app.models.native import gguf_model
+    from app.native.gguf import model as gguf_model
 
     index = GgufIndex(embedded_gguf())
     config = gguf_model.config_of(index)
@@ -48,7 +48,7 @@ def test_float_matrices_are_checked_against_their_q8_0_records_and_the_file(tmp_
     layer's records."""
     from models.tiny_gguf import write_tiny_gguf
 
-    from app.models.native import gguf_model
+    from app.native.gguf import model as gguf_model
 
     index = GgufIndex(write_tiny_gguf(tmp_path / "tiny.gguf"))
     assert index.tensors["blk.0.attn_output.weight"].kind == "F32"

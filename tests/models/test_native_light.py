@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from app.engine import DecodeParams, generate
-from app.models.native import kernel
+from app.native import active_build
 
-pytestmark = [pytest.mark.skipif(kernel() is None, reason="the native kernel is not built here"),
+pytestmark = [pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here"),
               pytest.mark.slow, pytest.mark.xdist_group("default-model")]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,8 +42,8 @@ def loads():
 
 
 def test_the_second_load_is_light_and_the_first_ends_light(loads):
-    from app.models.native.light import NativeCausalLM
-    from app.models.native.model import KernelRows
+    from app.native.light import NativeCausalLM
+    from app.native.model import KernelRows
 
     full, light = loads
     assert full.extra.get("light") is None and light.extra["light"]  # the first read the file and measured
@@ -113,7 +113,7 @@ def test_a_record_of_another_model_loads_transformers_model(loads, monkeypatch):
     """Planted: the record's fingerprint names no cached profile, so the load cannot be light."""
     from app.models import conversion_cache, load_model
     from app.models.embedded import embedded_gguf
-    from app.models.native import record
+    from app.native import record
 
     folder = conversion_cache.lookup(embedded_gguf())
     real = record.read_record(folder)
@@ -146,12 +146,12 @@ def test_the_kernel_weights_are_stored_and_read_back_bit_for_bit(loads, tmp_path
     re-laying the GGUF's blocks. Planted: a damaged file is not read (the light load builds them again)."""
     from app.models import conversion_cache
     from app.models.embedded import embedded_gguf
-    from app.models.native import stored
-    from app.models.native.blocks import QMatrix
+    from app.native import stored
+    from app.native.blocks import QMatrix
 
     full, _ = loads
     folder = conversion_cache.lookup(embedded_gguf())
-    from app.models.native.build import expected_shapes
+    from app.native.build import expected_shapes
 
     shapes = expected_shapes(full.model.config, tied=True)
     parts, built = stored.load(folder, shapes), full.model.cache_backend.weights.parts

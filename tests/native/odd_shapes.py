@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-import app.models.native as native_package
+import app.native as native_package
 
 # (hidden, heads, kv heads, head_dim, vocab): the first is the overflow (attention 32 < hidden 64)
 SHAPES = {
@@ -30,8 +30,8 @@ def tiny_model(shape: str, seed: int = 0) -> LlamaForCausalLM:
 
 
 def backend_of(model, build):
-    from app.models.native.backend import NativeBackend
-    from app.models.native.build import ModuleFloats, assemble, native_support, parts_of
+    from app.native.backend import NativeBackend
+    from app.native.build import ModuleFloats, assemble, native_support, parts_of
 
     assert native_support(model) is None, native_support(model)
     return NativeBackend(assemble(model.config, parts_of(model.config, ModuleFloats(model)), build))

@@ -11,7 +11,7 @@ from odd_shapes import backend_of, tiny_model
 
 
 def _valid(build):
-    from app.models.native.build import ModuleFloats, model_fields, parts_of
+    from app.native.build import ModuleFloats, model_fields, parts_of
 
     model = tiny_model("narrow-attention")
     parts = parts_of(model.config, ModuleFloats(model))

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "app" / "models" / "native" / "kernel.c"
+SOURCE = ROOT / "app" / "native" / "kernel.c"
 BUILDS = {  # as setup.py's, which the test checks
     "_kernel_avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],
     "_kernel_avx2": ["-mavx2", "-mfma", "-mf16c"],
@@ -70,7 +70,7 @@ def build_cached(cc: str) -> Path:
 
 
 def run(cc: str, modules: Path, script: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    """script under the sanitizers, with the builds in `modules` importable as app.models.native's."""
+    """script under the sanitizers, with the builds in `modules` importable as app.native's."""
     env = dict(os.environ, LD_PRELOAD=asan_runtime(cc), SANITIZED_KERNELS=str(modules),
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1", PYTHONPATH=str(ROOT))

@@ -12,13 +12,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import app.models.native as native_package  # noqa: E402
+import app.native as native_package  # noqa: E402
 
 folder = Path(os.environ["SANITIZED_KERNELS"])
 suffix = sysconfig.get_config_var("EXT_SUFFIX")
 builds = []
 for path in sorted(folder.glob(f"_kernel_*{suffix}")):
-    name = f"app.models.native.{path.name.removesuffix(suffix)}"
+    name = f"app.native.{path.name.removesuffix(suffix)}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

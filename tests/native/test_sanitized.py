@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sanitized
 
-from app.models.native import builds
+from app.native import builds
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "sanitized_driver.py"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from app.models.native.gguf_index import GgufIndex
+from app.native.gguf.index import GgufIndex
 
 EPS_RTOL = 1e-4
 WHOLE_HEAD_ROTARY = ("llama", "mistral", "qwen2")  # config.json writes floats in decimal: a float32 epsilon reads back within this

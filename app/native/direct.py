@@ -13,13 +13,14 @@ import contextlib
 from pathlib import Path
 
 from app.models import conversion_cache
-from app.models.native import gguf_model, stored
-from app.models.native.backend import NativeBackend
-from app.models.native.build import assemble, expected_shapes, matrices_of
-from app.models.native.descriptor import TWO_DIGITS, Digits, Unfit, config_problem
-from app.models.native.gguf_index import GgufIndex
-from app.models.native.model import NativeCausalLM
-from app.models.native.record import Record, write_record
+from app.native import stored
+from app.native.backend import NativeBackend
+from app.native.build import assemble, expected_shapes, matrices_of
+from app.native.descriptor import TWO_DIGITS, Digits, Unfit, config_problem
+from app.native.gguf import model as gguf_model
+from app.native.gguf.index import GgufIndex
+from app.native.model import NativeCausalLM
+from app.native.record import Record, write_record
 
 STORE_BYTES = 2 * 2**30  # laid-out records kept for a faster next launch: a copy of the file on disk, so not of any size
 

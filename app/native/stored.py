@@ -14,15 +14,15 @@ from pathlib import Path
 
 import torch
 
-from app.models.native import blocks
-from app.models.native.blocks import QMatrix
-from app.models.native.build import OPTIONAL
+from app.native import blocks
+from app.native.blocks import QMatrix
+from app.native.build import OPTIONAL
 
 
 @cache
 def layout() -> str:
     """A hash of the modules that decide the bytes (the panel records and the parts' names)."""
-    from app.models.native import build, kquants
+    from app.native import build, kquants
 
     return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build, kquants))).hexdigest()[:12]
 

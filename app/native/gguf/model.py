@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from app.models.native import blocks, kquants
-from app.models.native.blocks import QMatrix
-from app.models.native.descriptor import Unfit
-from app.models.native.gguf_index import GgufIndex
+from app.native import blocks, kquants
+from app.native.blocks import QMatrix
+from app.native.descriptor import Unfit
+from app.native.gguf.index import GgufIndex
 
 NATIVE_TYPES = ("Q4_1", "Q8_0", *kquants.KINDS)
 FLOAT_TYPES = {"F32": np.float32, "F16": np.float16}
@@ -181,9 +181,9 @@ def _checked(index: GgufIndex, name: str, order: np.ndarray | None) -> QMatrix:
 def check_rows(mat: QMatrix, index: GgufIndex, name: str, order: np.ndarray | None, seed: int = 0) -> str | None:
     """None when sampled rows of the kernel's product equal the same rows dequantised by the gguf package and
     multiplied in float64 (to the two-digit activations' rounding), else what differs."""
-    from app.models.native import kernel
+    from app.native import active_build
 
-    build = kernel()
+    build = active_build()
     if build is None:
         return None
     rng = np.random.default_rng(seed)
@@ -214,7 +214,7 @@ def load(gguf: Path, build=None, digits=None):
     """(config, parts) of a GGUF for the kernel (Unfit: a family or type it does not run)."""
     index = GgufIndex(gguf)
     config = config_of(index)
-    from app.models.native.descriptor import config_problem
+    from app.native.descriptor import config_problem
 
     why = config_problem(config)
     if why is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from app.models.native import blocks, kernel, threads
+from app.native import active_build, blocks, thread_count
 
 
 class NativeLinear(nn.Module):
@@ -21,7 +21,7 @@ class NativeLinear(nn.Module):
 
     def __init__(self, linear: nn.Linear) -> None:
         super().__init__()
-        self.kernel = kernel()
+        self.kernel = active_build()
         if self.kernel is None:
             raise RuntimeError("the native kernel is not available on this machine")
         self.mat = blocks.from_float(linear.weight)
@@ -34,7 +34,7 @@ class NativeLinear(nn.Module):
         if x.dtype != torch.float32 or not x.is_contiguous() or x.requires_grad:
             x = x.detach().float().contiguous()
         out = x.new_empty(*x.shape[:-1], self.mat.n)  # [..., n padded to 16]
-        self.kernel.matmul(self.native, x.numpy(), out.numpy(), threads())
+        self.kernel.matmul(self.native, x.numpy(), out.numpy(), thread_count())
         if self.mat.n != self.out_features:
             out = out[..., : self.out_features]
         return out if self.bias is None else out + self.bias

@@ -24,8 +24,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from app.native.descriptor import TWO_DIGITS, Digits
 from app.paths import resource_path
-from app.models.native.descriptor import TWO_DIGITS, Digits
 
 BOOTSTRAP = 1000
 LOAD_TOKENS = 1200  # scored positions at load; the bench scores every held-out token (about 4,800)

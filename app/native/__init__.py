@@ -1,7 +1,7 @@
 """SpecLens's native decode step: a Llama-family model's whole pass in one C call (kernel.c), on the
 GGUF's own 4-bit blocks (or 8-bit blocks made from float weights).
 
-`kernel()` is the best build this CPU runs (AVX-512 VNNI, AVX2, generic C), or None; `unavailable()`
+`active_build()` is the best build this CPU runs (AVX-512 VNNI, AVX2, generic C), or None; `unavailable()`
 says why in one line. SPECLENS_NATIVE_BUILD (avx512, avx2 or generic) runs one build instead, so every
 build can be tested and compared on one machine. `builds()` lists every build that runs here.
 The model side is descriptor.py (dimensions and the kernel's fields), build.py (weights), backend.py
@@ -22,7 +22,7 @@ FORCE = "SPECLENS_NATIVE_BUILD"
 @cache
 def _runnable() -> tuple[dict[str, ModuleType], dict[str, str]]:
     """({build: module} for every build that runs here, {build: why not} for the rest)."""
-    from app.models.native.descriptor import layout_mismatch
+    from app.native.descriptor import layout_mismatch
 
     ok: dict[str, ModuleType] = {}
     why: dict[str, str] = {}
@@ -62,7 +62,7 @@ def _load() -> tuple[ModuleType | None, str | None]:
     return None, next(reason for reason in why.values() if reason != "not built")
 
 
-def kernel() -> ModuleType | None:
+def active_build() -> ModuleType | None:
     return _load()[0]
 
 
@@ -70,7 +70,7 @@ def kernel() -> ModuleType | None:
 def build_id() -> str:
     """The running build, for cache keys: its instruction set and a hash of its file, so timings taken
     with an older kernel are never reused for a newer one ("" when none runs)."""
-    module = kernel()
+    module = active_build()
     if module is None:
         return ""
     import hashlib
@@ -87,7 +87,7 @@ def unavailable() -> str | None:
 _threads: int | None = None
 
 
-def threads() -> int:
+def thread_count() -> int:
     """The kernel's thread count: the one a load chose for it (set_threads), else torch's."""
     if _threads is not None:
         return _threads

@@ -13,9 +13,9 @@ from types import ModuleType
 import torch
 from torch import nn
 
-from app.models.native import blocks, kernel, unavailable
-from app.models.native.blocks import QMatrix
-from app.models.native.descriptor import MODEL_FIELDS, TWO_DIGITS, Digits, Dims, Unfit, config_problem, dims_of
+from app.native import active_build, blocks, unavailable
+from app.native.blocks import QMatrix
+from app.native.descriptor import MODEL_FIELDS, TWO_DIGITS, Digits, Dims, Unfit, config_problem, dims_of
 
 
 def native_support(model: nn.Module) -> str | None:
@@ -143,7 +143,7 @@ def parts_of(config, floats: ModuleFloats) -> dict:
 def assemble(config, parts: dict, build: ModuleType | None = None, digits: Digits = TWO_DIGITS) -> NativeWeights:
     """The kernel's model over the parts, checked whole by `build` (default: the one that runs here);
     Unfit, with the kernel's reason, when any part does not fit the config's dimensions."""
-    build = build or kernel()
+    build = build or active_build()
     if build is None:
         raise Unfit(unavailable() or "the native kernel is not available")
     why = config_problem(config)

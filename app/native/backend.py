@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
-from app.models.native import threads
-from app.models.native.build import NativeWeights
+from app.native import thread_count
+from app.native.build import NativeWeights
 
 FIRST_CAPACITY = 256
 
@@ -82,7 +82,7 @@ class NativeBackend:
             w.model, tokens.numpy(), None, positions.view(-1).numpy(), held, masked_from,
             None if visible is None else visible.numpy(), *cache.buffers,
             None if hidden_out is None else hidden_out.numpy(), keep, None if logits is None else logits.numpy(),
-            threads())
+            thread_count())
         cache.length = held + n
         return hidden_out, None if logits is None else logits[:, : w.vocab]
 
@@ -101,7 +101,7 @@ class NativeBackend:
         out = torch.empty(rows.shape[0], w.head.n)
         # the head's own activation digits, as the pass's head reads them: a feature draft's verify (trunk, then
         # head) must give the logits target-only's forward gives, bit for bit
-        self.kernel.matmul(w.head.native(self.kernel, w.digits.head), rows.numpy(), out.numpy(), threads())
+        self.kernel.matmul(w.head.native(self.kernel, w.digits.head), rows.numpy(), out.numpy(), thread_count())
         return out[:, : w.vocab].reshape(*hidden.shape[:-1], w.vocab)
 
     def rollback(self, cache: NativeCache, length: int) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.models.native.descriptor import TWO_DIGITS, Digits, Unfit, config_problem
-from app.models.native.model import NativeCausalLM
-from app.models.native.record import Record
+from app.native.descriptor import TWO_DIGITS, Digits, Unfit, config_problem
+from app.native.model import NativeCausalLM
+from app.native.record import Record
 
 
 def config_of(folder: Path):
@@ -40,8 +40,8 @@ def load(folder: Path, gguf: Path, record: Record, config, notes: list[str] | No
     not hold (the caller discards the folder and loads the file anew). What was made again is said in `notes`."""
     from transformers import GenerationConfig
 
-    from app.models.gguf_config import mismatch
-    from app.models.native import direct
+    from app.native import direct
+    from app.native.gguf.config import mismatch
 
     why = config_problem(config) or mismatch(config, gguf)
     if why is not None:

@@ -10,7 +10,7 @@ from types import ModuleType
 import numpy as np
 import torch
 
-from app.models.native import kquants
+from app.native import kquants
 
 PANEL, BLOCK = 16, 32
 Q4_1, Q8_0 = 1, 2

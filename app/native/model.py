@@ -10,11 +10,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from app.models.native.backend import NativeBackend
-from app.models.native.build import from_transformers as weights_of
-from app.models.native.build import inv_freq
-from app.models.native.descriptor import TWO_DIGITS, Digits
-from app.models.native.record import Record
+from app.native.backend import NativeBackend
+from app.native.build import from_transformers as weights_of
+from app.native.build import inv_freq
+from app.native.descriptor import TWO_DIGITS, Digits
+from app.native.record import Record
 
 
 class Rotary(nn.Module):
@@ -138,7 +138,7 @@ def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS)
 
 def with_digits(native: NativeCausalLM, digits: Digits) -> NativeCausalLM:
     """The same model multiplying other activation digits: its parts, in a new kernel Model."""
-    from app.models.native.build import assemble
+    from app.native.build import assemble
 
     weights = native.cache_backend.weights
     if digits == weights.digits:

@@ -16,7 +16,7 @@
  * about 16 bits, so the activation's rounding is far below the weights' (quality: docs/native-kernels.md).
  * The integer dot is exact; the block's float update is cvt, mul, fma, fma, identical on every path.
  *
- * Built three times by setup.py (AVX-512 VNNI, AVX2, generic); app/models/native picks the best one
+ * Built three times by setup.py (AVX-512 VNNI, AVX2, generic); app/native picks the best one
  * whose cpu_ok() is true. No Python object is touched while the GIL is released.
  *
  * This file is the Python boundary: typed objects (Matrix, Model) built from buffers whose sizes C
