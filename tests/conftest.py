@@ -22,7 +22,7 @@ def quiet_machine():
     whether a cached timing is kept); tests of the busy-machine rule plant their own readings."""
     from machine_readings import quiet
 
-    from app.models import machine_load
+    from app.machine import load as machine_load
 
     with machine_load.use_reader(quiet):
         yield

@@ -1,4 +1,4 @@
-"""Planted machine readings for the busy-machine rule (app.models.machine_load.use_reader): the CPU
+"""Planted machine readings for the busy-machine rule (app.machine.load.use_reader): the CPU
 clocks advance with the wall clock, as for a thread that had a core throughout; only the load differs."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from app.models.machine_load import Reading
+from app.machine.load import Reading
 
 
 def quiet() -> Reading:

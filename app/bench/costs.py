@@ -16,7 +16,7 @@ import torch
 from app.engine.kv import forward, new_cache, rollback
 from app.engine.kv import length as kv_length
 from app.engine.static_kv import verify_size
-from app.models.clock import sync
+from app.machine.clock import sync
 
 
 @dataclass(frozen=True, slots=True)

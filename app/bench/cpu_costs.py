@@ -19,7 +19,7 @@ from torch import nn
 
 from app.engine.kv import forward, new_cache, rollback
 from app.engine.kv import length as kv_length
-from app.models.packed import PackedLinear
+from app.machine.packed import PackedLinear
 
 N_MAX = 17
 TRIAD_ELEMENTS = 2**25  # 128 MiB per float32 array, three arrays: far past any last-level cache

@@ -27,7 +27,7 @@ from app.engine import DecodeParams, ModelDrafter, generate
 from app.engine.runner import Runner
 from app.engine.static import StaticDecoder
 from app.engine.stats import alpha_estimate
-from app.models.clock import sync
+from app.machine.clock import sync
 
 from .costs import measure_costs
 from .memory import PeakMemory, model_mib

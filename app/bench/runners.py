@@ -15,7 +15,7 @@ import torch
 from transformers import GenerationConfig
 
 from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent
-from app.models.clock import sync
+from app.machine.clock import sync
 from app.session.answer_loop import AnswerLoop
 
 from . import llama_cpp_runner

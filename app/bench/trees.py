@@ -138,7 +138,8 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     from app.bench.report import write_result
     from app.engine import DecodeParams, PromptLookupDrafter
     from app.engine.policy import choose
-    from app.models import load_model, make_drafter, threads
+    from app.machine import threads
+    from app.models import load_model, make_drafter
     from app.models.calibration import calibrate, trained_drafts
 
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731

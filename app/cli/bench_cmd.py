@@ -175,7 +175,8 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
 
     from app.bench.runners import Pair
     from app.engine import ModelDrafter
-    from app.models import load_model, threads
+    from app.machine import threads
+    from app.models import load_model
     from app.models.drafts import self_draft_dtype
 
     if args.threads is not None:
@@ -286,7 +287,7 @@ def _start_llama_cpp(args: argparse.Namespace, pair, prompts) -> dict | None:
     from app.bench.cpu_costs import N_MAX
     from app.bench.runners import LOOKUP_MAX_NGRAM
     from app.bench.suite import encode_prompts
-    from app.models.timing import probe_ids
+    from app.machine.timing import probe_ids
 
     if args.no_llama_cpp or pair.target.device.type != "cpu":
         return None
@@ -340,7 +341,7 @@ def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
     """Triad bandwidth, then v(n) n = 1..17 and GB/s per step of SpecLens's target and HF's fp32 copy;
     the 1.7B-shaped random target (--large-target); llama.cpp's step and v(n) on the same probe when it runs."""
     from app.bench import cpu_costs, llama_cpp_runner
-    from app.models.timing import probe_ids
+    from app.machine.timing import probe_ids
 
     _log("measuring memory bandwidth (triad) and v(n), n = 1..17 ...")
     triad = cpu_costs.triad_gbps()

@@ -18,9 +18,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.machine.profile import changes_of, describe
     from app.models import load_model
     from app.models.calibration import select
-    from app.models.machine_profile import changes_of, describe
 
     log = sys.stderr
     kwargs = load_kwargs(args)

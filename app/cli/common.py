@@ -90,7 +90,7 @@ def answer_loop(target, drafter, auto, params: DecodeParams, static=None):
     """The command's answer (app.session.AnswerLoop), run as the app runs one: γ from the live controller
     `auto` when there is one (γ auto), every round fed to it and to the check of the target's machine
     profile."""
-    from app.models.live_check import LiveCheck
+    from app.machine.live_check import LiveCheck
     from app.session.answer_loop import AnswerLoop
 
     return AnswerLoop(target=target, drafter=drafter, params=params, static=static, controller=auto,

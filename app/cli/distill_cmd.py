@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from app.distill import DistillConfig, run_distill
 
     if args.threads:
-        from app.models import threads
+        from app.machine import threads
 
         threads.pin(args.threads)
     command = "speclens " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["distill"] else None

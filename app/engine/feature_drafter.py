@@ -47,7 +47,7 @@ class FeatureDrafter:
         self.dtype = head.dtype
         self.rotary = target.base_model.rotary_emb
         rows = head.detach()[model.vocab_ids].to(self.dtype)  # [K, H]
-        # The reduced head as a module, so a CPU path can swap in packed kernels (app.models.packed).
+        # The reduced head as a module, so a CPU path can swap in packed kernels (app.machine.packed).
         self.reduced_head = nn.Linear(rows.shape[1], rows.shape[0], bias=False, device="meta")
         self.reduced_head.weight = nn.Parameter(rows, requires_grad=False)
         self.min_confidence = model.cfg.min_confidence if min_confidence is None else min_confidence

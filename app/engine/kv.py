@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel  # its import is the model classes' (~2 s): only for annotations
 
 # Attention kernels that take an arbitrary additive 4D mask as it is (flash-attention-2 and flex don't).
-MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.models.attention, each row in shapes of its own under the mask
+MASKED_ATTENTION = {"sdpa", "eager", "speclens_rows"}  # the last: app.machine.attention, each row in shapes of its own under the mask
 # Configs whose causal-LM forward does more than `lm_head(hidden)` (soft-capping, scaling).
 _HEAD_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 

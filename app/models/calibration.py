@@ -31,20 +31,22 @@ from app.engine.policy import (
     worth_proposing,
 )
 from app.engine.suffix_drafter import SuffixDrafter
-from app.models import cost_cache, machine_load, machine_profile
-from app.models.baseline import target_steps
-from app.models.clock import now
+from app.machine import cost_cache
+from app.machine import load as machine_load
+from app.machine import profile as machine_profile
+from app.machine.baseline import target_steps
+from app.machine.clock import now
+from app.machine.packed import weight_count
+from app.machine.profile import DrafterTiming, MachineProfile, VerifyTiming
+from app.machine.timing import measure_verify, probe, probe_ids
 from app.models.drafts import make_drafter, self_draft_dtype, template_tokens
 from app.models.embedded import DEFAULT_SPEC
 from app.models.errors import LoadCancelled, ModelError
 from app.models.loading import LoadedModel
-from app.models.machine_profile import DrafterTiming, MachineProfile, VerifyTiming
-from app.models.packed import weight_count
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
 from app.models.reasons import describe, limit_text, worded
 from app.models.rows import output_rows
 from app.models.specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
-from app.models.timing import measure_verify, probe, probe_ids
 from app.models.tree_probe import verify_tokens, with_tree, with_tree_costs
 
 if TYPE_CHECKING:

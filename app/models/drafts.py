@@ -10,12 +10,14 @@ import torch
 
 from app.engine import ModelDrafter, PromptLookupDrafter
 from app.engine.protocols import Drafter
-from app.models import kernels, machine_profile, memory
+from app.machine import profile as machine_profile
+from app.machine import torch_path
+from app.machine.packed import weight_count
+from app.models import memory
 from app.models.compat import ensure_compatible
 from app.models.devices import reduced_dtype
 from app.models.errors import ModelError
 from app.models.loading import LoadedModel, load_model
-from app.models.packed import weight_count
 from app.models.specs import kind_of
 from app.native.model import is_native
 
@@ -32,7 +34,7 @@ def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
 
 def self_draft(target: LoadedModel) -> ModelDrafter:
     """A reduced-precision copy of the target: shares no tensors, so nothing mutable is shared. On a CPU
-    its linears take the fastest path for its dtype (kernels.choose_path), packed where that pays: timed
+    its linears take the fastest path for its dtype (torch_path.choose_path), packed where that pays: timed
     once and kept in the target's machine profile (the caller writes it back)."""
     dtype = self_draft_dtype(target)
     if dtype is None:
@@ -44,8 +46,8 @@ def self_draft(target: LoadedModel) -> ModelDrafter:
     model = copy.deepcopy(target.model).to(dtype).eval()
     if target.device.type == "cpu":
         known = machine_profile.Reuse(target.profile).part("draft_kernels")
-        choice = kernels.choose_path(model, dtype, known=known)
-        model = kernels.apply_path(model, choice.path)
+        choice = torch_path.choose_path(model, dtype, known=known)
+        model = torch_path.apply_path(model, choice.path)
         if target.profile is not None:
             target.profile = replace(target.profile, draft_kernels=choice)
     return ModelDrafter(model, name=f"{target.name} ({str(dtype).removeprefix('torch.')} self-draft)")

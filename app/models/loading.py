@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from app.models import conversion_cache, cost_cache, kernels, machine_profile, memory, threads
+from app.machine import cost_cache, threads, torch_path
+from app.machine import profile as machine_profile
+from app.machine.threads import ThreadChoice
+from app.models import conversion_cache, memory
 from app.models.checkpoint import inspect_folder, inspect_gguf
 from app.models.devices import default_dtype, parse_device
 from app.models.embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
@@ -29,7 +32,6 @@ from app.models.errors import (
 from app.models.hub import looks_like_repo_id, resolve_repo
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
 from app.models.rows import output_rows
-from app.models.threads import ThreadChoice
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -64,7 +66,7 @@ class LoadedModel:
         if is_native(self.model):
             return self.model.kernels
         chosen = self.profile.kernels if self.profile is not None else None
-        return chosen.path.label if chosen is not None else kernels.dtype_label(self.dtype)
+        return chosen.path.label if chosen is not None else torch_path.dtype_label(self.dtype)
 
     @property
     def threads(self) -> ThreadChoice | None:
@@ -112,7 +114,7 @@ def load_model(
     kernels: str = "auto",
 ) -> LoadedModel:
     """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the machine
-    profile. On a CPU, dtype=None lets timing choose the dtype and kernels (kernels.choose_path), and the
+    profile. On a CPU, dtype=None lets timing choose the dtype and kernels (torch_path.choose_path), and the
     thread count is timed (threads.choose_threads), both reused from the model's machine profile while it
     holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (the
     fastest path, timed among torch's and the native C model's), "native" (the native model, whatever timing says)
@@ -177,16 +179,16 @@ def _measure_cpu(model, tokenizer, requested, dev, name, use_cache, remeasure, r
         report(LoadProgress("kernels", 0.95, "timing this CPU's linear kernels"))
         if asked == "native":
             known = reuse.part("kernels")
-            path = known if known is not None and known.path.native else kernels.PathChoice(
-                kernels.NATIVE, {}, False, "native: asked for (--kernels native)")
+            path = known if known is not None and known.path.native else torch_path.PathChoice(
+                torch_path.NATIVE, {}, False, "native: asked for (--kernels native)")
         else:
-            path = kernels.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
+            path = torch_path.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
         native = None
         if path.path.native:
             path, native = _native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
-        model = native if native is not None else kernels.apply_path(model, path.path)
+        model = native if native is not None else torch_path.apply_path(model, path.path)
         chosen = threads.choose_threads(model, known=reuse.part("threads"))
     profile = machine_profile.after_loading(reuse.stored, key, path, chosen, name)
     if use_cache and profile != stored:
@@ -245,7 +247,7 @@ REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 byt
 
 
 def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, asked: str, use_cache: bool,
-                   remeasure: bool, extra: dict, report) -> kernels.PathChoice | None:
+                   remeasure: bool, extra: dict, report) -> torch_path.PathChoice | None:
     """The native choice for a direct load: its activation digits chosen against transformers' float32 model
     where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
     dequantiser (gguf_model.check_rows). None where no variant passes the quality gate and native was not
@@ -257,10 +259,10 @@ def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, as
     label = f"native: {path.name}'s own blocks, read by the kernel"
     known = None if remeasure else quality.MEASURED.get(direct.fingerprint(path))
     if known is not None:  # this very file was measured on every held-out token
-        return kernels.PathChoice(replace(kernels.NATIVE, digits=known.digits.code), {}, False,
+        return torch_path.PathChoice(replace(torch_path.NATIVE, digits=known.digits.code), {}, False,
                                   f"{label}; quality: {known.describe()}, measured for this file")
     if parameters > REFERENCE_WEIGHTS:
-        return kernels.PathChoice(kernels.NATIVE, {}, False, f"{label}; each matrix checked against gguf's "
+        return torch_path.PathChoice(torch_path.NATIVE, {}, False, f"{label}; each matrix checked against gguf's "
                                   f"dequantiser (no float32 reference above {REFERENCE_WEIGHTS:,} weights)")
     report(LoadProgress("kernels", 0.5, "measuring the native path's quality against float32"))
     # not cached: a float copy is only this choice's reference (conversion_cache.store would replace the folder)
@@ -273,8 +275,8 @@ def _direct_digits(native, path: Path, name: str, parameters: int, tokenizer, as
     if not chosen.passes and asked != "native":
         extra["native_left_out"] = chosen.describe()
         return None
-    path_choice = replace(kernels.NATIVE, digits=chosen.digits.code)
-    return kernels.PathChoice(path_choice, {}, False, f"{label}; quality: {chosen.describe()}")
+    path_choice = replace(torch_path.NATIVE, digits=chosen.digits.code)
+    return torch_path.PathChoice(path_choice, {}, False, f"{label}; quality: {chosen.describe()}")
 
 
 def _scratch() -> Path:
@@ -342,7 +344,7 @@ def _require_native(model, dev, requested) -> None:
         raise UnsupportedArchitecture(f"--kernels native: {why}")
 
 
-def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, forced: bool, report):
+def _native_path(model, tokenizer, path: torch_path.PathChoice, requested, *, forced: bool, report):
     """(the native choice with its measured quality and activation digits, the native model) or, where the
     kernel does not run the model or (not forced) no variant passes the quality gate, (the fastest torch path,
     None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py)."""
@@ -358,7 +360,7 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
     except Unfit as exc:
         if forced:
             raise UnsupportedArchitecture(f"--kernels native: {exc}") from exc
-        fallback = kernels.choose_path(model, requested, native=False)
+        fallback = torch_path.choose_path(model, requested, native=False)
         return replace(fallback, reason=f"{fallback.reason}; native left out: {exc}"), None
     if path.cached:
         return path, native  # its quality was measured when it was chosen, and is in its reason
@@ -371,7 +373,7 @@ def _native_path(model, tokenizer, path: kernels.PathChoice, requested, *, force
             native = from_transformers(model, digits=chosen.digits)
         path = replace(path, path=replace(path.path, digits=chosen.digits.code))
         return replace(path, reason=f"{path.reason}; quality: {chosen.describe()}"), native
-    fallback = kernels.choose_path(model, requested, native=False)
+    fallback = torch_path.choose_path(model, requested, native=False)
     return replace(fallback, reason=f"{fallback.reason}; native left out: {chosen.describe()}"), None
 
 

@@ -123,8 +123,8 @@ def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS)
     """transformers' model (a folder's or the hub's float weights) on the native path, as Q8_0; keeps its float
     input (and head) rows, nothing else of the module. descriptor.Unfit when the kernel does not run it. A
     GGUF is read straight from its file instead (direct.py)."""
-    from app.models.cost_cache import model_fingerprint
-    from app.models.packed import weight_count
+    from app.machine.cost_cache import model_fingerprint
+    from app.machine.packed import weight_count
 
     weights = weights_of(model, build, digits)
     architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from app.models.baseline import BASELINE_STEPS
+from app.machine.baseline import BASELINE_STEPS
 
 from .builder import RunBuilder, drafter_info, model_info, top_vocab
 from .format import Run

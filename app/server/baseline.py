@@ -1,8 +1,8 @@
-"""The server's target-only step: the speedup baseline (app.models.baseline) on a short chat prompt."""
+"""The server's target-only step: the speedup baseline (app.machine.baseline) on a short chat prompt."""
 
 from __future__ import annotations
 
-from app.models.baseline import BASELINE_PROMPT, time_target_steps
+from app.machine.baseline import BASELINE_PROMPT, time_target_steps
 
 
 def time_target_step(pair) -> float | None:

@@ -2,7 +2,7 @@
 
 It holds what an answer runs with (the target, the drafter, the static caches) and what follows it live:
 the params each round reads, with the live γ controller's γ while γ is on auto; every round, fed to that
-controller (app/engine/policy) and to the check of the machine profile (app.models.live_check); and the
+controller (app/engine/policy) and to the check of the machine profile (app.machine.live_check); and the
 timed target-only step, told to the controller so it prices live passes against this machine's own step.
 The window, `speclens serve`, `generate`, `record` and the benchmark run their answers through `events`,
 so no front end feeds a controller itself, and a recording decodes with live γ as the app does.
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from app.engine.params import DecodeParams
     from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
+    from app.machine.live_check import Disagreement, LiveCheck
     from app.models import LoadedModel
-    from app.models.live_check import Disagreement, LiveCheck
 
 Params = Callable[[], "DecodeParams"]
 
@@ -90,9 +90,9 @@ class AnswerLoop:
             yield event
 
     def baseline(self, input_ids: torch.Tensor, steps: int, cancel: threading.Event | None = None) -> float | None:
-        """Time `steps` target-only steps on this prompt (the measured speedup's baseline, app.models.baseline)
+        """Time `steps` target-only steps on this prompt (the measured speedup's baseline, app.machine.baseline)
         and tell the controller; seconds a step, None when none ran."""
-        from app.models.baseline import time_target_steps
+        from app.machine.baseline import time_target_steps
 
         step = time_target_steps(self.target, input_ids, self._base(), steps=steps, static=self.static,
                                  cancel=cancel)
@@ -101,6 +101,6 @@ class AnswerLoop:
         return step
 
     def disagreement(self) -> Disagreement | None:
-        """After the answer: the machine check's verdict (app.models.live_check.LiveCheck.verdict: the profile
+        """After the answer: the machine check's verdict (app.machine.live_check.LiveCheck.verdict: the profile
         is then disputed, and the next load measures it again); None when it holds or has not run."""
         return self.check.verdict() if self.check is not None else None

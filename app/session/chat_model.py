@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from app.engine.params import DecodeParams
     from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
+    from app.machine.live_check import Disagreement, LiveCheck
     from app.models import LoadedModel
     from app.models.calibration import Selection
-    from app.models.live_check import Disagreement, LiveCheck
 
 
 class State(Enum):
@@ -136,7 +136,7 @@ class ChatModel:
         self.target_spec, self.draft_spec = target.spec, draft_spec
         self.switched = None
         self.static = None
-        from app.models.live_check import LiveCheck
+        from app.machine.live_check import LiveCheck
 
         self.live = LiveCheck.of(target)
         self.pair_changed.emit()

@@ -89,7 +89,7 @@ def load_pair(request: LoadRequest, imports: Callable[[float], None],
     startup_trace.mark("drafter")
     changes: tuple[str, ...] = ()
     if request.remeasure and target.profile is not None:
-        from app.models.machine_profile import changes_of
+        from app.machine.profile import changes_of
 
         changes = tuple(changes_of(target.replaced, target.profile))
     return LoadResult(target, selection.drafter, request.draft_spec, time.perf_counter() - start,

@@ -1,4 +1,4 @@
-"""Issue #27 prototype (not imported by the app): canonical head/tail row attention. Checks that a pass row equals its single step bit for bit, and times a layer against app.models.attention. Run from the repo root with the venv python."""
+"""Issue #27 prototype (not imported by the app): canonical head/tail row attention. Checks that a pass row equals its single step bit for bit, and times a layer against app.machine.attention. Run from the repo root with the venv python."""
 import time, torch
 import torch.nn.functional as F
 torch.set_num_threads(1)
@@ -83,7 +83,7 @@ def t(fn, n=50):
     fn(); t0 = time.perf_counter()
     for _ in range(n): fn()
     return (time.perf_counter() - t0) / n * 1e6
-from app.models import attention
+from app.machine import attention
 held = 335
 for name, parents in (("chain17", list(range(-1, 16))), ("tree16", [-1 if i < 10 else (i - 10) // 10 * 10 for i in range(16)])):
     n = len(parents)

@@ -242,8 +242,8 @@ def test_every_row_runs_at_the_targets_thread_count(tiny_pair_dirs, monkeypatch)
     import app.models
     from app.cli import build_parser
     from app.cli.bench_cmd import _load_pair
-    from app.models.kernels import LinearPath, PathChoice
-    from app.models.threads import ThreadChoice
+    from app.machine.threads import ThreadChoice
+    from app.machine.torch_path import LinearPath, PathChoice
 
     real = app.models.load_model
 

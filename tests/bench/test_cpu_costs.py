@@ -8,9 +8,9 @@ import pytest
 from tiny_models import tiny_model
 
 from app.bench.cpu_costs import step_bytes
-from app.models import kernels
-from app.models.kernels import LinearPath
-from app.models.packed import packing_supported
+from app.machine import torch_path
+from app.machine.packed import packing_supported
+from app.machine.torch_path import LinearPath
 
 
 def test_step_bytes_counts_every_weight_once_and_one_embedding_row():
@@ -23,5 +23,5 @@ def test_step_bytes_counts_every_weight_once_and_one_embedding_row():
 @pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
 def test_a_packed_bf16_step_reads_half_the_bytes():
     model = tiny_model()
-    packed = kernels.apply_path(copy.deepcopy(model), LinearPath("bfloat16", True, 8))
+    packed = torch_path.apply_path(copy.deepcopy(model), LinearPath("bfloat16", True, 8))
     assert step_bytes(packed) * 2 == step_bytes(model)

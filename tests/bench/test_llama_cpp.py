@@ -191,7 +191,7 @@ def test_the_real_worker_on_the_embedded_gguf(default_target):
 
     from app.engine import decode
     from app.engine.result import Result
-    from app.models.timing import PROBE
+    from app.machine.timing import PROBE
 
     assert os.environ.get("OMP_WAIT_POLICY")  # app/__init__ set it here
     ids = default_target.encode_chat(PROBE)

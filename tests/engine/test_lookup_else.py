@@ -67,15 +67,15 @@ def test_greedy_equals_target_only(vocab34_pair, kind):
 
 
 def test_greedy_equals_target_only_on_the_packed_path(vocab34_pair):
-    from app.models import kernels
-    from app.models.kernels import LinearPath
-    from app.models.packed import packing_supported
+    from app.machine import torch_path
+    from app.machine.packed import packing_supported
+    from app.machine.torch_path import LinearPath
     from app.models.trained_drafts import pack_feature_drafter
 
     if not packing_supported():
         pytest.skip("this CPU has no native bf16 (oneDNN)")
     path = LinearPath("bfloat16", packed=True, hint=8)
-    target, draft_model = (kernels.apply_path(copy.deepcopy(m), path).eval() for m in vocab34_pair)
+    target, draft_model = (torch_path.apply_path(copy.deepcopy(m), path).eval() for m in vocab34_pair)
     features = pack_feature_drafter(FeatureDrafter(random_feature_draft(target, 34).to(torch.bfloat16), target), 8)
     for draft in (features, ModelDrafter(draft_model)):
         drafter = lookup_else(draft, min_ngram=2)

@@ -16,9 +16,9 @@ import torch.nn.functional as F
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.tree_drafters import ModelTreeDrafter
-from app.models import attention, kernels
-from app.models.kernels import LinearPath
-from app.models.packed import PackedLinear, packed_linear, packing_supported
+from app.machine import attention, torch_path
+from app.machine.packed import PackedLinear, packed_linear, packing_supported
+from app.machine.torch_path import LinearPath
 from app.models.trained_drafts import pack_feature_drafter
 from engine.feature_helpers import random_feature_draft
 from engine.helpers import chi_square_p, exact_joint, sampled_joint
@@ -30,7 +30,7 @@ VOCAB = 8
 
 
 def packed_copy(model):
-    return kernels.apply_path(copy.deepcopy(model), PACKED).eval()
+    return torch_path.apply_path(copy.deepcopy(model), PACKED).eval()
 
 
 def rows_match(fn, rows: torch.Tensor) -> bool:
@@ -213,7 +213,7 @@ def test_default_model_greedy_on_its_cpu_path(torch_default_target):
 def test_default_model_on_stock_kernels_drifts(torch_default_target, monkeypatch):
     """Planted bug: the same bf16 model on the stock kernels (PyTorch's attention, one row straight into
     oneDNN) leaves target-only greedy within 40 tokens (measured here: tokens 16 and 24 of two chats)."""
-    from app.models import packed
+    from app.machine import packed
 
     target = torch_default_target
     if target.model.config._attn_implementation != attention.NAME:

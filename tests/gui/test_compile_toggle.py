@@ -72,12 +72,12 @@ def test_compiling_the_packed_bf16_path_is_refused_before_it_starts(qtbot, model
     import pytest
     import torch
 
-    from app.models import kernels
-    from app.models.packed import packing_supported
+    from app.machine import torch_path
+    from app.machine.packed import packing_supported
 
     if not packing_supported():
         pytest.skip("this CPU has no native bf16 (oneDNN)")
-    kernels.apply_path(model_rig.model.target.model, kernels.LinearPath("bfloat16", packed=True, hint=8))  # in place
+    torch_path.apply_path(model_rig.model.target.model, torch_path.LinearPath("bfloat16", packed=True, hint=8))  # in place
     monkeypatch.setattr(torch, "compile", lambda *a, **k: pytest.fail("compiling started"))
     steps = []
     model_rig.worker.warm_progress.connect(lambda done, total: steps.append(done))

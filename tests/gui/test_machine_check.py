@@ -1,4 +1,4 @@
-"""The window runs the machine-profile check the CLI runs (app.models.live_check, through the answer's loop):
+"""The window runs the machine-profile check the CLI runs (app.machine.live_check, through the answer's loop):
 after an answer whose rounds disagree with the profile the pair was chosen by, the profile is disputed and the
 window says so; Models ▸ Measure this machine again loads the pair with every timing taken anew."""
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gui_helpers import send
 
-from app.models.live_check import LiveCheck
+from app.machine.live_check import LiveCheck
 
 
 def planted(profile, factor: float):

@@ -1,6 +1,6 @@
 """The speedup baseline: what one target-only step costs, robust to steps that shared the cores."""
 
-from app.models import baseline
+from app.machine import baseline
 
 
 def test_steps_slowed_by_other_work_do_not_move_the_baseline(monkeypatch):

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from app.engine.policy import TREE_NODES_MAX, DrafterProfile, VerifyCosts
-from app.models import calibration, cost_cache, load_model
+from app.machine import cost_cache
+from app.models import calibration, load_model
 from app.models.calibration import AUTO, calibrate, candidate_specs, select
 
 
@@ -89,7 +90,8 @@ def test_a_hand_picked_draft_is_kept_even_when_slow(target, monkeypatch):
 
 
 def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_offer(target, monkeypatch):
-    from app.models import kernels, machine_profile, threads
+    from app.machine import profile as machine_profile
+    from app.machine import threads, torch_path
 
     cpu = torch.device("cpu")
     key = machine_profile.profile_key(target.model, cpu, None)
@@ -98,8 +100,8 @@ def test_the_profile_key_follows_machine_weights_device_dtype_and_kernels_on_off
     monkeypatch.setattr(cost_cache, "machine_id", lambda: "another machine")
     assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
-    offered = kernels.candidates(None)  # a new kernel path on offer (the native C model, later): timed again
-    monkeypatch.setattr(kernels, "candidates", lambda dtype, native=False: [*offered, kernels.LinearPath("float16")])
+    offered = torch_path.candidates(None)  # a new kernel path on offer (the native C model, later): timed again
+    monkeypatch.setattr(torch_path, "candidates", lambda dtype, native=False: [*offered, torch_path.LinearPath("float16")])
     assert machine_profile.profile_key(target.model, cpu, None) != key
     monkeypatch.undo()
     from app import native

@@ -91,7 +91,7 @@ def test_compile_on_a_cpu_path_it_cannot_compile_is_one_line(capsys):
     """`speclens generate --draft none --compile` where the target runs on the native kernel or the bf16 packed
     path: refused in one line before compiling starts (issue #28: an InductorError traceback)."""
     from app import native
-    from app.models.packed import packing_supported
+    from app.machine.packed import packing_supported
 
     cases = []
     if native.active_build() is not None:

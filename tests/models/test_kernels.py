@@ -9,38 +9,38 @@ import pytest
 import torch
 from tiny_models import tiny_model
 
-from app.models import kernels
-from app.models.kernels import LinearPath
-from app.models.packed import PackedLinear, packing_supported, weight_count
+from app.machine import torch_path
+from app.machine.packed import PackedLinear, packing_supported, weight_count
+from app.machine.torch_path import LinearPath
 
 PACKED8 = LinearPath("bfloat16", True, 8)
 
 
 def test_no_native_bf16_keeps_fp32_untimed(monkeypatch):
-    monkeypatch.setattr(kernels, "packing_supported", lambda: False)
-    monkeypatch.setattr(kernels, "time_paths", lambda *a, **k: pytest.fail("nothing to time"))
-    choice = kernels.choose_path(tiny_model(), None)
+    monkeypatch.setattr(torch_path, "packing_supported", lambda: False)
+    monkeypatch.setattr(torch_path, "time_paths", lambda *a, **k: pytest.fail("nothing to time"))
+    choice = torch_path.choose_path(tiny_model(), None)
     assert choice.path == LinearPath("float32") and choice.path.label == "fp32"
 
 
 def test_small_models_stay_fp32(monkeypatch):
-    monkeypatch.setattr(kernels, "time_paths", lambda *a, **k: pytest.fail("cache-resident weights are not timed"))
-    assert kernels.choose_path(tiny_model(), None).path.dtype == "float32"
+    monkeypatch.setattr(torch_path, "time_paths", lambda *a, **k: pytest.fail("cache-resident weights are not timed"))
+    assert torch_path.choose_path(tiny_model(), None).path.dtype == "float32"
 
 
 @pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
 def test_the_fastest_row_exact_path_is_chosen_and_cached(monkeypatch):
     model = tiny_model()
     fake = {LinearPath("bfloat16"): (1.0, 1.0), **{LinearPath("bfloat16", True, h): (2.0 + h, 2.0) for h in (1, 4, 8, 16)}}
-    monkeypatch.setattr(kernels, "time_paths", lambda shapes, paths: {p: fake[p] for p in paths})
+    monkeypatch.setattr(torch_path, "time_paths", lambda shapes, paths: {p: fake[p] for p in paths})
     # bf16 F.linear is "faster" here but its rows depend on the pass (as measured at 1536 inputs), so it
     # is never chosen.
-    monkeypatch.setattr(kernels, "rows_independent", lambda path, shapes: path.packed)
-    choice = kernels.choose_path(model, torch.bfloat16)
+    monkeypatch.setattr(torch_path, "rows_independent", lambda path, shapes: path.packed)
+    choice = torch_path.choose_path(model, torch.bfloat16)
     assert choice.path == LinearPath("bfloat16", True, 1) and not choice.cached
     assert "row-dependent" in choice.reason
-    monkeypatch.setattr(kernels, "time_paths", lambda *a, **k: pytest.fail("the profile's choice not used"))
-    again = kernels.choose_path(model, torch.bfloat16, known=choice)  # as the machine profile holds it
+    monkeypatch.setattr(torch_path, "time_paths", lambda *a, **k: pytest.fail("the profile's choice not used"))
+    again = torch_path.choose_path(model, torch.bfloat16, known=choice)  # as the machine profile holds it
     assert again.cached and again.path == choice.path
     assert again.path.label == "bf16 · oneDNN packed"
 
@@ -51,7 +51,7 @@ def test_packing_keeps_one_copy_and_the_tied_embedding():
     model.config.tie_word_embeddings = True
     model.lm_head.weight = model.model.embed_tokens.weight
     before = weight_count(model)
-    packed = kernels.apply_path(copy.deepcopy(model), PACKED8)
+    packed = torch_path.apply_path(copy.deepcopy(model), PACKED8)
     linears = [m for m in packed.modules() if isinstance(m, PackedLinear)]
     assert len(linears) == 2 * 7 + 1 and not any(type(m) is torch.nn.Linear for m in packed.modules())
     assert packed.lm_head._tied is packed.model.embed_tokens.weight  # rows read back without unpacking
@@ -65,13 +65,13 @@ def test_packing_keeps_one_copy_and_the_tied_embedding():
 def test_a_path_whose_whole_pass_is_row_dependent_here_is_passed_over(monkeypatch):
     """Every linear alone may be row-exact while the model's pass is not (another CPU's attention or a kernel
     picked by row count): the probe on a twin of the model decides, and the next path runs."""
-    from app.models import row_probe
+    from app.machine import row_probe
 
     model = tiny_model()
     fake = {LinearPath("float32"): (9.0, 9.0), **{LinearPath("bfloat16", True, h): (2.0 + h, 2.0) for h in (1, 4, 8, 16)}}
-    monkeypatch.setattr(kernels, "time_paths", lambda shapes, paths: {p: fake[p] for p in paths})
-    monkeypatch.setattr(kernels, "rows_independent", lambda path, shapes: path.packed)
-    monkeypatch.setattr(kernels, "SMALL_MODEL_BYTES", 0)
+    monkeypatch.setattr(torch_path, "time_paths", lambda shapes, paths: {p: fake[p] for p in paths})
+    monkeypatch.setattr(torch_path, "rows_independent", lambda path, shapes: path.packed)
+    monkeypatch.setattr(torch_path, "SMALL_MODEL_BYTES", 0)
     probed = []
 
     def probe(twin):
@@ -80,12 +80,12 @@ def test_a_path_whose_whole_pass_is_row_dependent_here_is_passed_over(monkeypatc
         return "a 9-row pass differs from its single steps" if hint == 1 else None
 
     monkeypatch.setattr(row_probe, "row_mismatch", probe)
-    choice = kernels.choose_path(model, None)
+    choice = torch_path.choose_path(model, None)
     assert choice.path == LinearPath("bfloat16", True, 4) and probed == [1, 4]
     assert "h1 left out: a 9-row pass differs from its single steps on this CPU" in choice.reason
     assert ": fastest exact linears here" in choice.reason  # not the fastest timed: h1 was
     monkeypatch.setattr(row_probe, "row_mismatch", lambda twin: "a 2-row pass differs from its single steps")
-    assert kernels.choose_path(model, None).path == LinearPath("float32")  # no bf16 path is exact: fp32
+    assert torch_path.choose_path(model, None).path == LinearPath("float32")  # no bf16 path is exact: fp32
 
 
 @pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
@@ -94,23 +94,23 @@ def test_the_probe_passes_the_packed_path_and_catches_row_dependent_twins():
     caught: bf16 F.linear (its one-row kernel sums in another order) and PyTorch's own attention."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from app.models import row_probe
+    from app.machine import row_probe
 
     # The embedded model's widths (its 1536-input down projection is where bf16 F.linear's rows differ).
     config = LlamaConfig(vocab_size=4096, hidden_size=576, intermediate_size=1536, num_hidden_layers=3,
                          num_attention_heads=9, num_key_value_heads=3, head_dim=64, max_position_embeddings=256)
     with torch.device("meta"):
         model = LlamaForCausalLM(config)  # only its class and config are read
-    assert row_probe.row_mismatch(kernels.apply_path(row_probe.twin(model), PACKED8)) is None
-    assert row_probe.row_mismatch(kernels.apply_path(row_probe.twin(model), LinearPath("bfloat16"))) is not None
-    stock = kernels.apply_path(row_probe.twin(model), PACKED8)
+    assert row_probe.row_mismatch(torch_path.apply_path(row_probe.twin(model), PACKED8)) is None
+    assert row_probe.row_mismatch(torch_path.apply_path(row_probe.twin(model), LinearPath("bfloat16"))) is not None
+    stock = torch_path.apply_path(row_probe.twin(model), PACKED8)
     stock.set_attn_implementation("sdpa")
     assert row_probe.row_mismatch(stock) is not None
 
 
 def test_the_probe_runs_at_every_thread_count_a_load_may_choose(monkeypatch):
     """oneDNN splits a small pass by thread count, so exactness at one count says nothing of another."""
-    from app.models import row_probe, threads
+    from app.machine import row_probe, threads
 
     seen = []
 

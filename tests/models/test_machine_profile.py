@@ -12,10 +12,13 @@ import torch
 from machine_readings import busy, quiet
 
 from app.engine import DecodeParams, RoundEvent
-from app.models import cost_cache, load_model, machine_load, machine_profile, threads
+from app.machine import cost_cache, threads
+from app.machine import load as machine_load
+from app.machine import profile as machine_profile
+from app.machine.live_check import ROUNDS, LiveCheck, dispute
+from app.machine.load import Load, Reading
+from app.models import load_model
 from app.models.calibration import AUTO, select
-from app.models.live_check import ROUNDS, LiveCheck, dispute
-from app.models.machine_load import Load, Reading
 
 
 @pytest.fixture

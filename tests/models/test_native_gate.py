@@ -1,5 +1,5 @@
 """The native path's load-time choice: its quality gate (native/quality.py) keeps it only when it is close to
-float32, else loading falls back to torch's fastest path unless native was asked for; kernels.choose_path
+float32, else loading falls back to torch's fastest path unless native was asked for; torch_path.choose_path
 offers it only for a model the kernel runs as its family defines it; and `--kernels native` on a model it
 does not run is refused in one line, never a traceback."""
 
@@ -9,15 +9,16 @@ import pytest
 import torch
 from tiny_models import char_tokenizer, noisy_copy, tiny_model
 
-from app.models import kernels, loading
+from app.machine import torch_path
+from app.models import loading
 from app.native import active_build
 
 pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
 
-ASKED = kernels.PathChoice(kernels.NATIVE, {}, False, "native: asked for")
+ASKED = torch_path.PathChoice(torch_path.NATIVE, {}, False, "native: asked for")
 
 
-def _gate(model, forced: bool) -> tuple[kernels.PathChoice, object]:
+def _gate(model, forced: bool) -> tuple[torch_path.PathChoice, object]:
     return loading._native_path(model, char_tokenizer(), ASKED, None, forced=forced, report=lambda _: None)
 
 
@@ -48,7 +49,7 @@ def test_a_model_failing_the_gate_falls_back_to_torch(perturbed_blocks):
     choice, native = _gate(target, forced=False)
     assert not choice.path.native and "native left out" in choice.reason, choice.reason
     assert native is None
-    assert isinstance(backend_for(kernels.apply_path(target, choice.path)), TransformersBackend)
+    assert isinstance(backend_for(torch_path.apply_path(target, choice.path)), TransformersBackend)
 
 
 def test_native_asked_for_is_kept_with_its_quality_said(perturbed_blocks):
@@ -67,14 +68,14 @@ def test_loading_with_kernels_native_measures_the_gate(tiny_pair_dirs):
 
 
 def test_choose_path_offers_native_only_for_a_model_it_runs(monkeypatch):
-    monkeypatch.setattr(kernels, "SMALL_MODEL_BYTES", 0)  # time the tiny model's paths instead of keeping fp32
-    assert kernels.NATIVE in kernels.candidates(None, native=True)
-    assert kernels.NATIVE not in kernels.candidates(None) and kernels.NATIVE not in kernels.candidates(torch.float32, True)
-    supported = kernels.choose_path(tiny_model(), None, native=True)
+    monkeypatch.setattr(torch_path, "SMALL_MODEL_BYTES", 0)  # time the tiny model's paths instead of keeping fp32
+    assert torch_path.NATIVE in torch_path.candidates(None, native=True)
+    assert torch_path.NATIVE not in torch_path.candidates(None) and torch_path.NATIVE not in torch_path.candidates(torch.float32, True)
+    supported = torch_path.choose_path(tiny_model(), None, native=True)
     assert "native" in supported.timings, supported.reason
     gelu = tiny_model()
     gelu.config.hidden_act = "gelu"
-    unsupported = kernels.choose_path(gelu, None, native=True)
+    unsupported = torch_path.choose_path(gelu, None, native=True)
     assert not unsupported.path.native and "native" not in unsupported.timings, unsupported.reason
 
 

@@ -69,8 +69,8 @@ def test_the_kernel_weights_and_logits_are_the_same_bit_for_bit(loads):
 
 def test_what_the_app_reads_of_the_model_is_the_same(loads):
     from app.engine.feature_format import fingerprint
-    from app.models.cost_cache import model_fingerprint
-    from app.models.packed import weight_count
+    from app.machine.cost_cache import model_fingerprint
+    from app.machine.packed import weight_count
 
     full, light = loads
     f, g = full.model, light.model

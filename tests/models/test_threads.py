@@ -7,7 +7,7 @@ import pytest
 import torch
 from tiny_models import tiny_model
 
-from app.models import threads
+from app.machine import threads
 
 
 @pytest.fixture

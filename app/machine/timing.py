@@ -13,7 +13,7 @@ import torch
 from app.engine import DecodeParams, Drafter, generate
 from app.engine.kv import context_limit, forward, length, new_cache, rollback
 from app.engine.policy import DrafterProfile, VerifyCosts
-from app.models.clock import time_interleaved
+from app.machine.clock import time_interleaved
 from app.models.loading import LoadedModel
 
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]

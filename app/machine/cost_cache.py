@@ -15,7 +15,7 @@ import platform
 import time
 from pathlib import Path
 
-from app.models.packed import weight_count
+from app.machine.packed import weight_count
 from app.paths import user_cache_dir
 
 CACHE_NAME = "drafter-costs.json"

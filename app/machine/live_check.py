@@ -25,8 +25,8 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from app.engine.events import RoundEvent
-from app.models import machine_profile
-from app.models.machine_profile import MachineProfile
+from app.machine import profile as machine_profile
+from app.machine.profile import MachineProfile
 
 ROUNDS = 32  # rounds whose median decides: a few dozen, so one slow round (a page fault, a GC) cannot
 TOLERANCE = 0.30  # live/profile off by more than this (either way) disputes the profile

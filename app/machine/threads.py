@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from app.models import machine_load
-from app.models.clock import time_interleaved
-from app.models.machine_load import Load
+from app.machine import load as machine_load
+from app.machine.clock import time_interleaved
+from app.machine.load import Load
 
 if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
     from transformers import PreTrainedModel

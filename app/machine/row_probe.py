@@ -19,7 +19,7 @@ from torch import nn
 from transformers.initialization import no_init_weights
 
 from app.engine.kv import forward, new_cache
-from app.models import threads
+from app.machine import threads
 
 if TYPE_CHECKING:  # transformers' model classes stay out of a light native launch
     from transformers import PreTrainedModel

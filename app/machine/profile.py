@@ -1,6 +1,6 @@
 """What was measured for one model on this machine, as one typed profile cached as one entry. No Qt.
 
-The profile holds, in the order a load measures them: the CPU linear path (kernels.py), the thread
+The profile holds, in the order a load measures them: the CPU linear path (torch_path.py), the thread
 count (threads.py), the target's step, v(n) and v_tree(n) with the real loop's target-only step
 (timing.py, tree_probe.py, baseline.py), and every drafter's costs (c, α, its tree). A part measured
 with another part before it depends on that part: a new kernel path or thread count drops the step
@@ -27,10 +27,11 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from app.engine.policy import DrafterProfile, VerifyCosts
-from app.models import cost_cache, kernels, machine_load, threads
-from app.models.kernels import LinearPath, PathChoice
-from app.models.machine_load import Load
-from app.models.threads import ThreadChoice
+from app.machine import cost_cache, threads, torch_path
+from app.machine import load as machine_load
+from app.machine.load import Load
+from app.machine.threads import ThreadChoice
+from app.machine.torch_path import LinearPath, PathChoice
 
 KIND = "machine-profile"
 
@@ -89,8 +90,8 @@ def key_of_fingerprint(fingerprint: str, device: torch.device, requested: torch.
                        kernels_mode: str = "auto") -> str:
     """profile_key from the model's fingerprint alone (a light native load knows it before any model exists)."""
     native = kernels_mode != "torch"
-    offered = [kernels.path_name(p) for p in kernels.candidates(requested, native)] if device.type == "cpu" else []
-    if kernels.NATIVE in kernels.candidates(requested, native) and device.type == "cpu":
+    offered = [torch_path.path_name(p) for p in torch_path.candidates(requested, native)] if device.type == "cpu" else []
+    if torch_path.NATIVE in torch_path.candidates(requested, native) and device.type == "cpu":
         from app.native import build_id
 
         offered.append(build_id())  # a rebuilt kernel is another path: its timings are taken anew
@@ -222,7 +223,7 @@ def changes_of(before: MachineProfile | None, after: MachineProfile) -> list[str
 
 
 def _label(choice: PathChoice | None) -> str:
-    return kernels.path_name(choice.path) if choice is not None else "none"
+    return torch_path.path_name(choice.path) if choice is not None else "none"
 
 
 def _moved(what: str, old: float, new: float, unit: str = "ms") -> str:

@@ -18,10 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from app.models import machine_load
-from app.models.clock import time_interleaved
-from app.models.machine_load import Load
-from app.models.packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
+from app.machine import load as machine_load
+from app.machine.clock import time_interleaved
+from app.machine.load import Load
+from app.machine.packed import PACK_HINTS, pack_linears, packed_linear, packing_supported
 
 VERIFY_ROWS = 9  # a verify pass of γ = 8: the longest auto γ
 SAMPLE_BYTES = 96 * 2**20  # bf16 bytes of linears timed per path: 3x a 32 MiB L3, so weights come from memory
@@ -105,7 +105,7 @@ def choose_path(model: nn.Module, dtype: torch.dtype | None, known: PathChoice |
 
 def _choose_among(model: nn.Module, dtype: torch.dtype | None, known: PathChoice | None,
                   paths: list[LinearPath]) -> PathChoice:
-    from app.models.attention import row_exact_unsupported
+    from app.machine.attention import row_exact_unsupported
 
     shapes = linear_shapes(model)
     dense = sum(o * i for o, i in shapes) * 4
@@ -139,7 +139,7 @@ def _fastest_exact_model(model: nn.Module, ranked: list[LinearPath]) -> tuple[Li
     """The first of the ranked paths whose whole forward keeps a pass's rows equal to single steps
     (row_probe, on a small twin of the model), and the (path, why) of those passed over. float32 is not
     probed: its rows differ by float32 ulps, which never flipped a token here, where bf16's 8-bit rounding does."""
-    from app.models import row_probe
+    from app.machine import row_probe
 
     passed_over: list[tuple[LinearPath, str]] = []
     for path in ranked:
@@ -274,7 +274,7 @@ def apply_path(model: nn.Module, path: LinearPath) -> nn.Module:
     if path.packed:
         pack_linears(model, path.hint)
     if path.dtype == "bfloat16":
-        from app.models.attention import use_row_exact_attention
+        from app.machine.attention import use_row_exact_attention
 
         use_row_exact_attention(model)
     return model
