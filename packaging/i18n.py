@@ -40,7 +40,7 @@ def tool(name: str) -> str:
 def sources() -> list[str]:
     # the window's texts, and the drafter titles the registry marks (QT_TRANSLATE_NOOP, context "Drafters")
     gui = (ROOT / "app" / "gui").glob("*.py")
-    return sorted(str(p.relative_to(ROOT)) for p in [*gui, ROOT / "app" / "models" / "specs.py"])
+    return sorted(str(p.relative_to(ROOT)) for p in [*gui, ROOT / "app" / "drafting" / "registry.py"])
 
 
 def ts_path(language: str) -> Path:

@@ -22,9 +22,9 @@ from . import llama_cpp_runner
 from .memory import PeakMemory
 
 if TYPE_CHECKING:
+    from app.drafting.auto import Selection
     from app.engine.static import StaticDecoder
     from app.models import LoadedModel
-    from app.models.calibration import Selection
 
     from .llama_cpp_runner import LlamaCppWorker
 

@@ -136,11 +136,12 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
 
     from app.bench.prompts import load_suite
     from app.bench.report import write_result
+    from app.drafting.auto import calibrate, trained_drafts
+    from app.drafting.drafts import make_drafter
     from app.engine import DecodeParams, PromptLookupDrafter
     from app.engine.policy import choose
     from app.machine import threads
-    from app.models import load_model, make_drafter
-    from app.models.calibration import calibrate, trained_drafts
+    from app.models import load_model
 
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     if args.threads is not None:

@@ -60,5 +60,5 @@ def _user_facing(exc: Exception) -> bool:
     error implies app.models is loaded, and importing it here would load torch for every command."""
     if isinstance(exc, UsageError | ValueError):
         return True
-    errors = sys.modules.get("app.models.errors")
+    errors = sys.modules.get("app.errors")
     return errors is not None and isinstance(exc, errors.ModelError)

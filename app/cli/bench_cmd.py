@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.models.specs import AUTO, NO_DRAFT, SELF_DRAFT
+from app.drafting.registry import AUTO, NO_DRAFT, SELF_DRAFT
 
 from . import UsageError
 from .common import (
@@ -174,10 +174,10 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
     import transformers
 
     from app.bench.runners import Pair
+    from app.drafting.drafts import self_draft_dtype
     from app.engine import ModelDrafter
     from app.machine import threads
     from app.models import load_model
-    from app.models.drafts import self_draft_dtype
 
     if args.threads is not None:
         threads.pin(args.threads)
@@ -254,8 +254,8 @@ def _sweep(args: argparse.Namespace, prompts, params, gammas: list[int]) -> int:
 def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
     """Every configuration on every prompt, interleaved, at each temperature; the CPU costs beside them;
     llama.cpp's rows from a process of its own, stopped when the run ends."""
-    from app.models import make_drafter
-    from app.models.calibration import select, trained_drafts
+    from app.drafting.auto import select, trained_drafts
+    from app.drafting.drafts import make_drafter
 
     pair, kwargs = _load_pair(args)
     target = pair.target
@@ -287,7 +287,7 @@ def _start_llama_cpp(args: argparse.Namespace, pair, prompts) -> dict | None:
     from app.bench.cpu_costs import N_MAX
     from app.bench.runners import LOOKUP_MAX_NGRAM
     from app.bench.suite import encode_prompts
-    from app.machine.timing import probe_ids
+    from app.drafting.timing import probe_ids
 
     if args.no_llama_cpp or pair.target.device.type != "cpu":
         return None
@@ -341,7 +341,7 @@ def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
     """Triad bandwidth, then v(n) n = 1..17 and GB/s per step of SpecLens's target and HF's fp32 copy;
     the 1.7B-shaped random target (--large-target); llama.cpp's step and v(n) on the same probe when it runs."""
     from app.bench import cpu_costs, llama_cpp_runner
-    from app.machine.timing import probe_ids
+    from app.drafting.timing import probe_ids
 
     _log("measuring memory bandwidth (triad) and v(n), n = 1..17 ...")
     triad = cpu_costs.triad_gbps()

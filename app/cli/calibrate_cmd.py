@@ -18,9 +18,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.drafting.auto import select
     from app.machine.profile import changes_of, describe
     from app.models import load_model
-    from app.models.calibration import select
 
     log = sys.stderr
     kwargs = load_kwargs(args)

@@ -60,13 +60,14 @@ def load_kwargs(args: argparse.Namespace) -> dict:
 def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=None, *, need_draft: bool = False):
     """(drafter, live γ controller or None): the one place a command turns --draft (and --tree) into a drafter.
 
-    'auto' (or γ 'auto') goes to the app's choice by measurement (app.models.calibration.select; cached
+    'auto' (or γ 'auto') goes to the app's choice by measurement (app.drafting.auto.select; cached
     timings when there are some), never to the model loader as an id, and says what it chose and why; a
     hand-set draft with a hand-set γ loads as given (its tree form with --tree on). need_draft: a command
     that exists to show speculation (record, selftest) takes auto's fastest measured drafter when auto
     chose target-only, and says so. A measured tree keeps its depth; --tree-nodes N resizes it."""
-    from app.models import AUTO, NO_DRAFT, make_drafter
-    from app.models.calibration import select
+    from app.drafting.auto import select
+    from app.drafting.drafts import make_drafter
+    from app.drafting.registry import AUTO, NO_DRAFT
 
     log = log or sys.stderr
     gamma_auto = getattr(args, "gamma", None) == "auto"
@@ -78,7 +79,7 @@ def choose_drafter(args: argparse.Namespace, target, draft_kwargs: dict, log=Non
     how = "cached measurement" if cal.cached else f"measured in {cal.seconds:.1f} s"
     print(f"choice ({how}): {selection.choice.reason}", file=log)
     if need_draft and selection.drafter is None and args.draft == AUTO:
-        from app.models.speculate_anyway import speculate_anyway
+        from app.drafting.speculate_anyway import speculate_anyway
 
         selection = speculate_anyway(selection, target, **draft_kwargs)
         print(f"speculating anyway: {selection.choice.reason}", file=log)
@@ -195,7 +196,7 @@ def tree_drafter(args: argparse.Namespace, drafter, gamma: int, choice=None):
     """The drafter the --tree options ask for. choice: the measured policy.Choice when one was made
     (select() already gave the tree form it chose; --tree-nodes N resizes it). Unmeasured: the tree
     form for --tree on or --tree-nodes N, else the chain. ValueError for a drafter with no tree form."""
-    from app.models.drafts import DEFAULT_TREE_NODES
+    from app.drafting.drafts import DEFAULT_TREE_NODES
 
     nodes = args.tree_nodes if getattr(args, "tree_nodes", "auto") != "auto" else None
     if drafter is None:

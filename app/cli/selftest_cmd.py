@@ -100,8 +100,9 @@ def check_decoding(args: argparse.Namespace) -> tuple[list[str], tuple]:
 def exact_check_draft(spec: str, target) -> str:
     """The draft to check against: the self-draft, or where the target already runs in the cheapest dtype
     (bf16 on a CPU), its trained draft, else prompt lookup."""
-    from app.models import PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT, list_trained_drafts
-    from app.models.drafts import self_draft_dtype
+    from app.drafting.drafts import self_draft_dtype
+    from app.drafting.registry import PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
+    from app.drafting.trained_drafts import list_trained_drafts
 
     if spec != SELF_DRAFT or self_draft_dtype(target) is not None:
         return spec

@@ -95,9 +95,9 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     current phase cleanly: during training the best checkpoint so far is kept and the report says
     "cancelled"; before any checkpoint nothing is written.
     """
+    from app.drafting.trained_drafts import REPORT_NAME, default_output_dir, save_trained_draft
     from app.models import load_model
     from app.models.loading import with_transformers
-    from app.models.trained_drafts import REPORT_NAME, default_output_dir, save_trained_draft
     from app.native.model import is_native
 
     report_progress = progress or (lambda _: None)
@@ -174,7 +174,7 @@ def run_distill(config: DistillConfig, progress: Progress | None = None, cancel:
     }
     # ---- evaluation of the best checkpoint (reloaded from disk: what ships is what is measured)
     if not cancel.is_set():
-        from app.models.trained_drafts import load_trained_draft
+        from app.drafting.trained_drafts import load_trained_draft
 
         drafter: FeatureDrafter = load_trained_draft(out, target)
         total = len(heldout[: cfg.eval_prompts]) * 2

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.drafting.catalog import DRAFTER, list_catalog
+from app.drafting.registry import AUTO, NO_DRAFT
 from app.engine.params import GAMMA_LIMIT, DecodeParams
-from app.models import AUTO, NO_DRAFT, list_catalog
-from app.models.catalog import DRAFTER
 from app.session.chat_params import CHAT_PARAMS
 
 from .settings import AUTO_GAMMA

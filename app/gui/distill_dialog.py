@@ -35,7 +35,7 @@ class DistillWorker(QObject):
     def start(self, request) -> None:
         config, target, cancel = request
         from app.distill import run_distill
-        from app.models import ModelError
+        from app.errors import ModelError
 
         try:
             report = run_distill(config, progress=self.progress.emit, cancel=cancel, target=target)

@@ -81,7 +81,7 @@ class ExampleFlow:
         target = self.model.target
         if draft != "self" or target is None:
             return True
-        from app.models.drafts import self_draft_dtype
+        from app.drafting.drafts import self_draft_dtype
 
         return self_draft_dtype(target) is not None
 

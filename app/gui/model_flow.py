@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from app.models import AUTO
+from app.drafting.registry import AUTO
 from app.session import Observers, State
 
 from .model_loader import LoadRequest, LoadResult
@@ -131,7 +131,7 @@ class ModelFlow(QObject):
         if model.drafter is not None:  # the step-through's panels, built while the user types
             self.step.prepare(model.gamma_max(controls.hand_gamma()))
         self.stats.set_notice(plot_notice(model.selection))
-        from app.models.calibration import trained_drafts  # loaded with the models: torch is in
+        from app.drafting.auto import trained_drafts  # loaded with the models: torch is in
 
         controls.set_trained_drafts(trained_drafts(result.target))
         tokenizer = result.target.tokenizer
@@ -180,7 +180,7 @@ def plot_notice(selection) -> str | None:
 
 
 def switch_text(switch) -> str:
-    """app.engine.policy.Switch (why auto went target-only live) in the user's language (app.models.reasons has the English)."""
+    """app.engine.policy.Switch (why auto went target-only live) in the user's language (app.drafting.reasons has the English)."""
     if switch.kind == "measured":
         return QCoreApplication.translate(
             "ModelFlow", "Switched to target-only: the last answer ran at {0:.2f}× target-only with {1} "
@@ -219,7 +219,7 @@ def _options(choice) -> str:
 
 
 def _why(limit) -> str:
-    """app.engine.policy.Limit in the user's language (app.models.reasons has the English)."""
+    """app.engine.policy.Limit in the user's language (app.drafting.reasons has the English)."""
     if limit.kind == "cost":
         return QCoreApplication.translate("Policy", "draft costs {0:.2f} target steps on this {1}").format(
             limit.value, limit.device)
@@ -234,7 +234,7 @@ def _why(limit) -> str:
 
 
 def _reason(choice, device: str) -> str:
-    """app.models.reasons.choice_reason in the user's language."""
+    """app.drafting.reasons.choice_reason in the user's language."""
     if not choice.options:
         return QCoreApplication.translate("Policy", "target-only: no drafter available")
     if choice.target_only:

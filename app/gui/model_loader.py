@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.models import LoadCancelled, ModelError
+from app.errors import LoadCancelled, ModelError
 from app.session.loading import LoadRequest, LoadResult, load_pair
 
 from .load_phases import imports_progress, phase_progress

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.models.recommended import PAIRS, availability
+from app.drafting.recommended import PAIRS, availability
 
 COLUMNS = 6
 

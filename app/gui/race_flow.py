@@ -42,9 +42,9 @@ def race_drafters(mode: str, drafter) -> tuple:
     without one) as a chain against the same draft as a token tree: the current tree when the measured
     choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. ValueError (the
     draft's name) when the draft has no tree form."""
+    from app.drafting.drafts import DEFAULT_TREE_NODES
     from app.engine.drafters import PromptLookupDrafter
     from app.engine.policy import TREE_DEPTH
-    from app.models.drafts import DEFAULT_TREE_NODES
 
     current = drafter or PromptLookupDrafter()
     if mode == "lookup":

@@ -11,8 +11,8 @@ from typing import Any, Generic, TypeVar, overload
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from app.drafting.registry import AUTO
 from app.models.embedded import DEFAULT_SPEC
-from app.models.specs import AUTO
 from app.paths import user_data_dir
 from app.session.chat_params import CHAT_PARAMS
 

@@ -3,7 +3,7 @@ answer), one click runs auto's fastest measured drafter and states what it costs
 the line presentation mode shows to say which of the two the audience is watching.
 
 The cost it states has one source: the speedup the
-calibration predicted for that drafter (app.models.speculate_anyway.best_option), or, for a draft
+calibration predicted for that drafter (app.drafting.speculate_anyway.best_option), or, for a draft
 dropped live, the speedup that made auto drop it (the chat model's `switched`, an app.engine.policy.Switch)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QAction
 
 if TYPE_CHECKING:
-    from app.models.calibration import Selection
+    from app.drafting.auto import Selection
 
 
 class SpeculationOffer:
@@ -43,7 +43,7 @@ class SpeculationOffer:
             profile = model.selection.profile()
             return model.selection.spec, profile.label if profile else model.selection.drafter.name, \
                 model.switched.speedup
-        from app.models.speculate_anyway import best_option  # loaded with the models: torch is in
+        from app.drafting.speculate_anyway import best_option  # loaded with the models: torch is in
 
         best = best_option(model.selection)
         return (best.name, best.label, best.predicted) if best is not None else None

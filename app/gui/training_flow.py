@@ -80,7 +80,7 @@ class TrainingFlow(QObject):
     def _ended(self) -> None:
         self.status.say(QCoreApplication.translate("ModelFlow", "Draft training finished"))
         if self.model.target is not None:
-            from app.models.calibration import trained_drafts
+            from app.drafting.auto import trained_drafts
 
             self.controls.set_trained_drafts(trained_drafts(self.model.target))
         self.model.end(State.TRAINING)

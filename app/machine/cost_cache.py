@@ -85,21 +85,15 @@ def write(key: str, entry: dict) -> None:
 
 
 def model_fingerprint(model) -> str:
-    """Config, weight count and a sample of the embedding rows: changes when the weights change, not with
-    where they were read from (a GGUF's first load and its converted copy must share the first run's timings).
-    A light native model carries the fingerprint of the transformers model it was first loaded as."""
+    """What keys a model's profile (app.native.record.fingerprint: config, weight count, embedding rows), so a
+    GGUF's first load and its converted copy share the first run's timings. A light native model carries the
+    fingerprint of the transformers model it was first loaded as."""
     from app.native.model import is_native
+    from app.native.record import fingerprint
 
     if is_native(model):
         return model.fingerprint
-    config = json.loads(model.config.to_json_string(use_diff=False))
-    for where in ("_name_or_path", "quantization_config"):
-        config.pop(where, None)
-    h = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
-    h.update(str(weight_count(model)).encode())
-    rows = model.get_input_embeddings().weight
-    h.update(rows[:: max(1, rows.shape[0] // 64), :64].detach().float().cpu().numpy().tobytes())
-    return h.hexdigest()[:24]
+    return fingerprint(model, weight_count(model))
 
 
 def spec_fingerprint(spec: str) -> str:

@@ -1,55 +1,27 @@
-"""Model loading, the embedded default, draft construction, pre-flight and catalog. No Qt here.
+"""Loading a checkpoint: a target or draft model with its tokenizer from a spec string, the embedded default,
+devices and dtypes, progress. No Qt here.
 
-Errors, specs, progress, the catalog and the pre-flight load at once; loading, drafts and devices need
-torch and transformers and load on first use (PEP 562), so the window shows before those imports.
+The machine's timings live in app.machine, the native kernel in app.native, drafters and auto's choice in
+app.drafting, and the errors every room raises in app.errors. Loading and devices need torch and transformers
+and load on first use (PEP 562), so the window shows before those imports.
 """
 
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from app.models.catalog import CatalogEntry, compatible_drafts, list_catalog
-from app.models.compat import Compatibility, check_compatibility, check_tokenizers, ensure_compatible
 from app.models.embedded import DEFAULT_SPEC, embedded_gguf
-from app.models.errors import (
-    CorruptModel,
-    EmbeddedModelMissing,
-    IncompatibleModels,
-    LoadCancelled,
-    ModelError,
-    ModelNotFound,
-    NotAModel,
-    NotCached,
-    OutOfMemory,
-    PickleOnly,
-    RemoteCodeRequired,
-    UnsupportedArchitecture,
-)
 from app.models.progress import LoadProgress, ProgressCallback
-from app.models.specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, TRAINED_DRAFT
 
 # Everything below needs torch and transformers (seconds of imports): loaded on first use, so the
 # window shows first.
 _LAZY = {
     "default_device": "devices", "default_dtype": "devices", "reduced_dtype": "devices",
-    "make_drafter": "drafts", "self_draft": "drafts",
     "LoadedModel": "loading", "load_model": "loading",
-    "TrainedDraftInfo": "trained_drafts", "default_output_dir": "trained_drafts",
-    "find_trained_draft": "trained_drafts", "is_trained_draft": "trained_drafts",
-    "list_trained_drafts": "trained_drafts", "load_trained_draft": "trained_drafts",
 }
 
 if TYPE_CHECKING:
     from app.models.devices import default_device, default_dtype, reduced_dtype
-    from app.models.drafts import make_drafter, self_draft
     from app.models.loading import LoadedModel, load_model
-    from app.models.trained_drafts import (
-        TrainedDraftInfo,
-        default_output_dir,
-        find_trained_draft,
-        is_trained_draft,
-        list_trained_drafts,
-        load_trained_draft,
-    )
 
 
 def __getattr__(name: str):
@@ -61,45 +33,13 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AUTO",
     "DEFAULT_SPEC",
-    "NO_DRAFT",
-    "PROMPT_LOOKUP",
-    "SELF_DRAFT",
-    "TRAINED_DRAFT",
-    "TrainedDraftInfo",
-    "CatalogEntry",
-    "Compatibility",
-    "CorruptModel",
-    "EmbeddedModelMissing",
-    "IncompatibleModels",
-    "LoadCancelled",
     "LoadProgress",
     "LoadedModel",
-    "ModelError",
-    "ModelNotFound",
-    "NotAModel",
-    "NotCached",
-    "OutOfMemory",
-    "PickleOnly",
     "ProgressCallback",
-    "RemoteCodeRequired",
-    "UnsupportedArchitecture",
-    "check_compatibility",
-    "check_tokenizers",
-    "compatible_drafts",
-    "default_output_dir",
-    "find_trained_draft",
-    "is_trained_draft",
-    "list_trained_drafts",
-    "load_trained_draft",
     "default_device",
     "default_dtype",
     "embedded_gguf",
-    "ensure_compatible",
-    "list_catalog",
     "load_model",
-    "make_drafter",
     "reduced_dtype",
-    "self_draft",
 ]

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.models.errors import CorruptModel, NotAModel, PickleOnly, RemoteCodeRequired, UnsupportedArchitecture
+from app.errors import CorruptModel, NotAModel, PickleOnly, RemoteCodeRequired, UnsupportedArchitecture
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt")
 DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1,

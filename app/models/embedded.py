@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from app.models.errors import EmbeddedModelMissing
+from app.errors import EmbeddedModelMissing
 
 DEFAULT_SPEC = "default"
 EMBEDDED_NAME = "SmolLM2-135M-Instruct (embedded)"

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from app.models.errors import ModelNotFound, NotCached
+from app.errors import ModelNotFound, NotCached
 from app.models.progress import LoadProgress, ProgressCallback
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")

@@ -14,14 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from app.machine import cost_cache, threads, torch_path
-from app.machine import profile as machine_profile
-from app.machine.threads import ThreadChoice
-from app.models import conversion_cache, memory
-from app.models.checkpoint import inspect_folder, inspect_gguf
-from app.models.devices import default_dtype, parse_device
-from app.models.embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
-from app.models.errors import (
+from app.errors import (
     CorruptModel,
     ModelError,
     ModelNotFound,
@@ -29,9 +22,17 @@ from app.models.errors import (
     OutOfMemory,
     UnsupportedArchitecture,
 )
+from app.machine import cost_cache, threads, torch_path
+from app.machine import profile as machine_profile
+from app.machine.threads import ThreadChoice
+from app.models import memory
+from app.models.checkpoint import inspect_folder, inspect_gguf
+from app.models.devices import default_dtype, parse_device
+from app.models.embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
 from app.models.hub import looks_like_repo_id, resolve_repo
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
 from app.models.rows import output_rows
+from app.native import conversion_cache
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel

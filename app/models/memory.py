@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import psutil
 import torch
 
-from app.models.errors import OutOfMemory
+from app.errors import OutOfMemory
 
 GIB = 2**30
 # Activations, KV cache and allocator slack on top of the weights themselves.

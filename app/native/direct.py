@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from app.models import conversion_cache
-from app.native import stored
+from app.native import conversion_cache, stored
 from app.native.backend import NativeBackend
 from app.native.build import assemble, expected_shapes, matrices_of
 from app.native.descriptor import TWO_DIGITS, Digits, Unfit, config_problem

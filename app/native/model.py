@@ -14,7 +14,7 @@ from app.native.backend import NativeBackend
 from app.native.build import from_transformers as weights_of
 from app.native.build import inv_freq
 from app.native.descriptor import TWO_DIGITS, Digits
-from app.native.record import Record
+from app.native.record import Record, fingerprint
 
 
 class Rotary(nn.Module):
@@ -123,12 +123,10 @@ def from_transformers(model: nn.Module, build=None, digits: Digits = TWO_DIGITS)
     """transformers' model (a folder's or the hub's float weights) on the native path, as Q8_0; keeps its float
     input (and head) rows, nothing else of the module. descriptor.Unfit when the kernel does not run it. A
     GGUF is read straight from its file instead (direct.py)."""
-    from app.machine.cost_cache import model_fingerprint
-    from app.machine.packed import weight_count
-
     weights = weights_of(model, build, digits)
     architecture = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
-    record = Record(model_fingerprint(model), weight_count(model), architecture)
+    count = sum(p.numel() for p in model.parameters())  # transformers' model as loaded: no packed linears
+    record = Record(fingerprint(model, count), count, architecture)
     embed = model.get_input_embeddings().weight.detach()
     head = model.get_output_embeddings().weight.detach()
     native = NativeCausalLM(model.config, model.generation_config, embed,

@@ -4,19 +4,35 @@ fingerprint names it). Read back only when every field has its type: a damaged r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 RECORD = "speclens-native.json"
 
 
 @dataclass(frozen=True)
 class Record:
-    fingerprint: str  # cost_cache.model_fingerprint of the model transformers loaded
+    fingerprint: str  # fingerprint() of the model transformers loaded
     weight_count: int
     architecture: str  # its class, which a trained draft's fingerprint names (feature_format.fingerprint)
+
+
+def fingerprint(model: Any, weight_count: int) -> str:
+    """Config, weight count and a sample of the embedding rows of transformers' model: changes when the weights
+    change, not with where they were read from (a GGUF's first load and its converted copy must share the first
+    run's timings). The one formula for a machine profile's key (app.machine.cost_cache.model_fingerprint)."""
+    config = json.loads(model.config.to_json_string(use_diff=False))
+    for where in ("_name_or_path", "quantization_config"):
+        config.pop(where, None)
+    h = hashlib.sha256(json.dumps(config, sort_keys=True).encode())
+    h.update(str(weight_count).encode())
+    rows = model.get_input_embeddings().weight
+    h.update(rows[:: max(1, rows.shape[0] // 64), :64].detach().float().cpu().numpy().tobytes())
+    return h.hexdigest()[:24]
 
 
 def write_record(folder: Path, record: Record) -> None:

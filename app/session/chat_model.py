@@ -17,19 +17,19 @@ from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from app.drafting.registry import AUTO
 from app.engine.policy import AUTO_GAMMA_START, TREE_MODES, Switch, recheck
-from app.models.specs import AUTO
 
 from .answer_loop import AnswerLoop
 from .observers import Observers
 
 if TYPE_CHECKING:
+    from app.drafting.auto import Selection
     from app.engine.params import DecodeParams
     from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
     from app.machine.live_check import Disagreement, LiveCheck
     from app.models import LoadedModel
-    from app.models.calibration import Selection
 
 
 class State(Enum):
@@ -194,7 +194,7 @@ class ChatModel:
 
     @property
     def tree(self) -> bool | None:
-        """The tree mode as the selection takes it (app.models.calibration.select's `tree`)."""
+        """The tree mode as the selection takes it (app.drafting.auto.select's `tree`)."""
         return TREE_MODES[self.tree_mode]
 
     def gamma_max(self, hand_gamma: int | None) -> int:

@@ -1,5 +1,5 @@
 """Loading a pair for a chat model: the target (reused when only the draft changes), then the drafter the
-measured selection chooses (app.models.calibration.select, with the token-tree mode). The window's
+measured selection chooses (app.drafting.auto.select, with the token-tree mode). The window's
 ModelLoader runs it in its engine thread and turns its progress into signals. No Qt."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app import startup_trace
-from app.models.errors import LoadCancelled
+from app.drafting.registry import NO_DRAFT
+from app.errors import LoadCancelled
 from app.models.progress import LoadProgress
-from app.models.specs import NO_DRAFT
 
 if TYPE_CHECKING:
+    from app.drafting.auto import Selection
     from app.engine.protocols import AnyDrafter
     from app.models import LoadedModel
-    from app.models.calibration import Selection
 
 
 @dataclass
@@ -52,11 +52,11 @@ def load_pair(request: LoadRequest, imports: Callable[[float], None],
     start = time.perf_counter()
     imports(0.0)
     # The first load imports them here, in the caller's thread (the window's engine thread).
-    from app.models.fast_import import import_model_stack
+    from app.session.fast_import import import_model_stack
 
     import_model_stack(progress=imports)
+    from app.drafting.auto import select
     from app.models import load_model
-    from app.models.calibration import select
 
     def report(what: str, p: LoadProgress) -> None:
         _check(request)
@@ -79,7 +79,7 @@ def load_pair(request: LoadRequest, imports: Callable[[float], None],
     # tree where the tree mode allows and the measurement says it pays; make_drafter inside runs the
     # tokenizer pre-flight (IncompatibleModels names the mismatch).
     if request.anyway is not None:  # on auto's measurements: nothing is timed again
-        from app.models.speculate_anyway import speculate_anyway
+        from app.drafting.speculate_anyway import speculate_anyway
 
         selection = speculate_anyway(request.anyway, target)
     else:

@@ -578,17 +578,17 @@ Draft: {1}</source>
 <context>
     <name>Drafters</name>
     <message>
-        <location filename="../../app/models/specs.py" line="71"/>
+        <location filename="../../app/drafting/registry.py" line="71"/>
         <source>prompt lookup (n-grams from the prompt)</source>
         <translation>提示查找（取自提示的 n-gram）</translation>
     </message>
     <message>
-        <location filename="../../app/models/specs.py" line="73"/>
+        <location filename="../../app/drafting/registry.py" line="73"/>
         <source>suffix decoding (your chats and the model&apos;s own answers)</source>
         <translation>后缀解码（你的对话与模型自己的回答）</translation>
     </message>
     <message>
-        <location filename="../../app/models/specs.py" line="75"/>
+        <location filename="../../app/drafting/registry.py" line="75"/>
         <source>reduced-precision copy of the target</source>
         <translation>目标模型的低精度副本</translation>
     </message>

@@ -8,8 +8,8 @@ from app.bench.prompts import load_suite
 from app.bench.runners import MODEL_DRAFT, PROMPT_LOOKUP, TARGET_ONLY, configs_for
 from app.bench.suite import run_setting, summarize_setting
 from app.cli import main
+from app.drafting.tree_probe import verify_tokens
 from app.engine import DecodeParams
-from app.models.tree_probe import verify_tokens
 
 ROW_KEYS = {
     "config", "engine", "mode", "tokens_per_second", "new_tokens", "speedup", "alpha", "rounds",
@@ -154,7 +154,7 @@ def test_malformed_suite(tmp_path):
 def test_auto_and_hf_defaults_rows(tiny_pair, tiny_suite):
     """The app's default (drafter and γ chosen by measurement, γ live) and HF's own assisted defaults."""
     from app.bench.runners import AUTO, HF_DEFAULTS, Config
-    from app.models.calibration import select
+    from app.drafting.auto import select
 
     pair = tiny_pair
     pair.selection = select(pair.target, "prompt-lookup")

@@ -189,9 +189,9 @@ def test_the_real_worker_on_the_embedded_gguf(default_target):
     import psutil
     import torch
 
+    from app.drafting.timing import PROBE
     from app.engine import decode
     from app.engine.result import Result
-    from app.machine.timing import PROBE
 
     assert os.environ.get("OMP_WAIT_POLICY")  # app/__init__ set it here
     ids = default_target.encode_chat(PROBE)

@@ -23,7 +23,7 @@ def test_calibrate_measures_again_and_show_prints_the_cached_profile(cache_dir, 
     assert main(["calibrate", *target]) == 0
     out = capsys.readouterr().out
     assert "changed:\n" in out and "target step: " in out.split("changed:")[1]  # the old step against the new
-    from app.models import calibration
+    from app.drafting import auto as calibration
 
     monkeypatch.setattr(calibration, "measure_verify", lambda *a, **k: pytest.fail("--show timed the step"))
     assert main(["calibrate", "--show", *target]) == 0

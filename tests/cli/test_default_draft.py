@@ -35,7 +35,8 @@ def tiny_suite(tmp_path):
 
 
 def test_make_drafter_refuses_auto_as_a_model_id(tiny_pair_dirs):
-    from app.models import load_model, make_drafter
+    from app.drafting.drafts import make_drafter
+    from app.models import load_model
 
     target = load_model(str(tiny_pair_dirs[0]), device="cpu")
     with pytest.raises(ValueError, match="chosen by measurement"):

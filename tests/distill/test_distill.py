@@ -12,17 +12,12 @@ from tiny_models import noisy_copy
 
 from app.cli import main
 from app.distill import run_distill
+from app.drafting.drafts import make_drafter
+from app.drafting.trained_drafts import list_trained_drafts, load_trained_draft
 from app.engine import DecodeParams, generate
 from app.engine.feature_drafter import FeatureDrafter
-from app.models import (
-    CorruptModel,
-    IncompatibleModels,
-    ModelNotFound,
-    list_trained_drafts,
-    load_model,
-    load_trained_draft,
-    make_drafter,
-)
+from app.errors import CorruptModel, IncompatibleModels, ModelNotFound
+from app.models import load_model
 from distill.helpers import tiny_config
 
 
@@ -75,7 +70,7 @@ def test_trained_spec_finds_the_draft(tiny_distilled, monkeypatch, tmp_path):
     target = load_model(str(target_dir), device="cpu")
     assert isinstance(make_drafter("trained", target), FeatureDrafter)
     monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "empty"))
-    monkeypatch.setattr("app.models.trained_drafts.resource_path", lambda *a: tmp_path / "nothing")
+    monkeypatch.setattr("app.drafting.trained_drafts.resource_path", lambda *a: tmp_path / "nothing")
     with pytest.raises(ModelNotFound, match="speclens distill"):
         make_drafter("trained", target)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from engine.helpers import reference
 
+from app.drafting.drafts import make_drafter
+from app.drafting.trained_drafts import list_trained_drafts
 from app.engine import DecodeParams, generate
 from app.engine.feature_drafter import FeatureDrafter
-from app.models import list_trained_drafts, make_drafter
 from app.paths import resource_path
 
 SHIPPED = resource_path("drafts", "smollm2-135m")

@@ -14,10 +14,12 @@ import torch
 from engine.helpers import chi_square_p, exact_joint, sampled_joint
 from tiny_models import tiny_model
 
+from app.drafting import registry as specs
+from app.drafting.drafts import make_drafter
+from app.drafting.registry import DraftKind, register, unregister
 from app.engine import DecodeParams, generate
 from app.engine.static import StaticDecoder
-from app.models import load_model, make_drafter, specs
-from app.models.specs import DraftKind, register, unregister
+from app.models import load_model
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "drafters.md"
 

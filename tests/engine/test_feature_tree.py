@@ -77,7 +77,7 @@ def test_features_of_the_first_nodes_instead_of_the_path_are_caught(vocab34_pair
 
 def test_trained_feature_tree_on_the_embedded_model(default_target):
     """The shipped trained draft's tree, and its union with the lookup trie: greedy equals target-only greedy."""
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
 
     target = default_target
     prompt = target.encode_chat([{"role": "user", "content": "Name three primary colours, then repeat them."}])

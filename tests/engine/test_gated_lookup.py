@@ -135,8 +135,8 @@ def test_gamma_follows_the_gates_alpha_past_the_proposed_positions():
     assert AutoGamma(profile, native).gamma() == 1
     assert GatedLookupGamma(drafter, profile, native).gamma() > 4
     # and auto's choice of per-round lookup is steered by it
+    from app.drafting.auto import Calibration, Selection
     from app.engine.policy import Choice
-    from app.models.calibration import Calibration, Selection
 
     chosen = Selection(drafter, "prompt-lookup", Choice("prompt-lookup", 1, 1.07, "per round"),
                        Calibration(native, (profile,), True, 0.0, "CPU"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from app.drafting.drafts import make_drafter
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
-from app.models import make_drafter
 from engine.helpers import GAMMAS, PROMPTS, greedy, reference
 
 

@@ -67,10 +67,10 @@ def test_greedy_equals_target_only(vocab34_pair, kind):
 
 
 def test_greedy_equals_target_only_on_the_packed_path(vocab34_pair):
+    from app.drafting.trained_drafts import pack_feature_drafter
     from app.machine import torch_path
     from app.machine.packed import packing_supported
     from app.machine.torch_path import LinearPath
-    from app.models.trained_drafts import pack_feature_drafter
 
     if not packing_supported():
         pytest.skip("this CPU has no native bf16 (oneDNN)")
@@ -91,7 +91,7 @@ def test_greedy_equals_target_only_on_the_packed_path(vocab34_pair):
 def test_default_model_greedy(default_target):
     """The embedded model as loaded (its kernels chosen at load: native or bf16 packed), with its shipped feature
     draft; the last chat copies from its prompt, so lookup proposes there."""
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
 
     target = default_target
     drafter = lookup_else(make_drafter("trained", target), alpha=0.6, draft_gamma=2)

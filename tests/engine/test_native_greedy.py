@@ -104,7 +104,7 @@ def expected(native_target):
 
 @pytest.fixture(scope="module")
 def trained(native_target):
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
     from app.native.draft import NativeLinear
 
     drafter = make_drafter("trained", native_target)  # the shipped feature draft (resources/drafts)
@@ -113,11 +113,10 @@ def trained(native_target):
 
 
 def _chains(target, trained) -> dict:
+    from app.drafting.drafts import make_drafter, template_tokens
     from app.engine.gated_lookup import GatedLookupDrafter
     from app.engine.lookup_else import LookupElseDrafter
     from app.engine.policy import VerifyCosts
-    from app.models import make_drafter
-    from app.models.drafts import template_tokens
 
     flat = VerifyCosts((1.0, 1.05, 1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4))
     return {"prompt lookup": make_drafter("prompt-lookup", target), "trained feature draft": trained,
@@ -128,8 +127,8 @@ def _chains(target, trained) -> dict:
 
 
 def _trees(target, trained) -> dict:
+    from app.drafting.drafts import make_drafter
     from app.engine.policy import TREE_DEPTH
-    from app.models import make_drafter
 
     lookup = make_drafter("prompt-lookup", target)
     return {"lookup tree": lookup.tree_form(16, TREE_DEPTH), "feature tree": trained.tree_form(16, TREE_DEPTH),
@@ -158,9 +157,8 @@ def test_embedded_native_trees_equal_target_only(native_target, trained, expecte
 @embedded
 def test_the_self_draft_is_refused_on_the_native_path(native_target):
     """The native path already reads 4- and 8-bit blocks: no cheaper copy exists, and asking says so in a line."""
-    from app.models import make_drafter
-    from app.models.drafts import self_draft_dtype
-    from app.models.errors import ModelError
+    from app.drafting.drafts import make_drafter, self_draft_dtype
+    from app.errors import ModelError
 
     assert self_draft_dtype(native_target) is None
     with pytest.raises(ModelError) as refused:
@@ -208,7 +206,7 @@ def test_a_rollback_keeping_a_rejected_row_is_caught(native_target, expected, mo
     """Planted: the native cache's rollback keeps one row past the length asked for (the first rejected
     draft). The next pass then starts a row late: the kernel refuses it, or the output drifts; either way
     it does not pass silently. (Measured: lookup's second round asks for more logits than rows fed.)"""
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
     from app.native.backend import NativeCache
 
     monkeypatch.setattr(NativeCache, "rollback", lambda self, length: setattr(self, "length", min(self.length, length + 1)))

@@ -13,13 +13,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from app.drafting.trained_drafts import pack_feature_drafter
 from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, acceptance, generate
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.tree_drafters import ModelTreeDrafter
 from app.machine import attention, torch_path
 from app.machine.packed import PackedLinear, packed_linear, packing_supported
 from app.machine.torch_path import LinearPath
-from app.models.trained_drafts import pack_feature_drafter
 from engine.feature_helpers import random_feature_draft
 from engine.helpers import chi_square_p, exact_joint, sampled_joint
 
@@ -199,7 +199,7 @@ def _default_greedy(target, chat, drafter, gamma):
 @pytest.mark.slow
 def test_default_model_greedy_on_its_cpu_path(torch_default_target):
     """The embedded model as loaded (bf16, packed on this CPU): lookup and the shipped feature draft."""
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
 
     target = torch_default_target
     drafters = (PromptLookupDrafter(), make_drafter("trained", target))

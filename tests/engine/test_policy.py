@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from app.drafting.reasons import choice_reason, limit_text
 from app.engine import DecodeParams, FinishedEvent, ModelDrafter, RoundEvent, decode, generate
 from app.engine.policy import (
     AutoGamma,
@@ -19,7 +20,6 @@ from app.engine.policy import (
     speedup,
 )
 from app.engine.stats import expected_tokens_per_round, predicted_speedup
-from app.models.reasons import choice_reason, limit_text
 from engine.helpers import chi_square_p, exact_joint
 
 FLAT = VerifyCosts((0.05,) * 10)  # verification as cheap as one step: the paper's assumption

@@ -216,7 +216,7 @@ def test_compiled_static_tree_matches(vocab34_pair):
 def test_greedy_static_trees_on_the_embedded_model(torch_default_target):
     """The shipped model and its trained feature draft: lookup trie, feature tree and their union on static
     caches give target-only greedy token for token."""
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
 
     target = torch_default_target
     prompt = target.encode_chat([{"role": "user", "content": "Name three primary colours, then repeat them."}])

@@ -32,8 +32,8 @@ if atheris is not None and __name__ == "__main__":  # coverage feedback from Spe
 import numpy as np  # noqa: E402
 import raw_gguf  # noqa: E402
 
+from app.errors import CorruptModel  # noqa: E402
 from app.models.checkpoint import inspect_gguf  # noqa: E402
-from app.models.errors import CorruptModel  # noqa: E402
 from app.native.gguf.index import GgufIndex  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "speclens-fuzz-gguf"  # the input as a file, and libFuzzer's findings

@@ -7,8 +7,8 @@ import pytest
 from flow_rigs import ChatRig, ModelRig, Parts
 from gui_helpers import CPU, Recorder
 
+from app.drafting import auto as calibration
 from app.engine.policy import DrafterProfile
-from app.models import calibration
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ streams through. A flow's test builds these and then the flow under test, as Mai
 
 The Qt objects made here are deleted at close, in the GUI thread. Left to the garbage collector (they sit
 in reference cycles through their observers), they were once collected by the next test's engine thread,
-inside the gc.collect() of a drafter choice (app/models/calibration.py), and both threads deadlocked."""
+inside the gc.collect() of a drafter choice (app/drafting/auto.py), and both threads deadlocked."""
 
 from __future__ import annotations
 

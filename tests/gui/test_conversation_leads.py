@@ -165,9 +165,10 @@ def test_the_status_bar_names_autos_plan(auto_rig):
 def test_the_loading_status_names_a_trained_draft_not_its_path(tmp_path, monkeypatch, tiny_pair_dirs):
     from gui_helpers import CPU
 
+    from app.drafting import auto as calibration
+    from app.drafting.registry import spec_title
     from app.gui.load_phases import phase_progress
-    from app.models import calibration, load_model
-    from app.models.specs import spec_title
+    from app.models import load_model
 
     folder = tmp_path / "drafts" / "smollm2-135m"
     folder.mkdir(parents=True)

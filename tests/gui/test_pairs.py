@@ -8,7 +8,7 @@ import pytest
 import torch
 from PySide6.QtWidgets import QMessageBox
 
-from app.models.recommended import PAIRS, RecommendedPair
+from app.drafting.recommended import PAIRS, RecommendedPair
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import re
 from gui_helpers import CPU, Recorder, send
 
 from app.cli import main
-from app.models import calibration
-from app.models.speculate_anyway import best_option
+from app.drafting import auto as calibration
+from app.drafting.speculate_anyway import best_option
 
 SLOW = {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)}  # nothing pays: auto runs target-only
 

@@ -83,7 +83,7 @@ def test_the_empty_chat_offers_examples_that_send_with_one_click(qtbot, window):
 def test_an_example_whose_draft_the_target_cannot_build_is_not_offered(qtbot, window, monkeypatch):
     """On a CPU target already in its cheapest form (the native or the bf16 path: the embedded model's
     default) the self-draft example would only answer with a refusal: it is left out, the others stay."""
-    from app.models import drafts
+    from app.drafting import drafts
 
     assert any(e.draft == "self" for e in window.examples.items)  # the tiny fp32 target has a bf16 self-draft
     monkeypatch.setattr(drafts, "self_draft_dtype", lambda target: None)

@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.drafting.registry import NO_DRAFT
 from app.gui import i18n
 from app.gui.answer_header import draft_name
 from app.gui.controls import AUTO, BROWSE_DIR, BROWSE_GGUF
-from app.models import NO_DRAFT
 from app.paths import resource_path
 
 UI_ENTRIES = (AUTO, BROWSE_DIR, BROWSE_GGUF, NO_DRAFT)
@@ -150,9 +150,9 @@ def test_every_translation_is_finished_and_its_characters_are_in_the_font(qapp):
 
 def test_the_drafter_choice_is_explained_in_chinese(chinese):
     """The policy (no Qt) gives its reasons as data; the window words them in the user's language."""
+    from app.drafting.reasons import limit_text
     from app.engine.policy import Choice, Limit, Option
     from app.gui.model_flow import _reason, _why
-    from app.models.reasons import limit_text
 
     names = {"SmolLM"}
     for limit in (Limit("cost", 1.05, 2.1, "CPU"), Limit("coverage", 0.38, 2.1, "CPU"),

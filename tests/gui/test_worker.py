@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from app.drafting.drafts import make_drafter
 from app.engine import DecodeParams, FinishedEvent, RoundEvent, TokenEvent, generate
 from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
 from app.gui.worker import GenerationRequest, GenerationWorker
-from app.models import load_model, make_drafter
+from app.models import load_model
 from app.session.answer_loop import AnswerLoop
 
 

@@ -182,7 +182,8 @@ CONFIGS = [
 def _cached(folder: Path, edit: Callable[[Path], None]) -> tuple[Path, str]:
     """A tiny GGUF loaded once on the native path (its converted copy, record and kernel weights written),
     then the cache edited as a user or a crash might leave it."""
-    from app.models import conversion_cache, load_model
+    from app.models import load_model
+    from app.native import conversion_cache
 
     gguf = _tiny(folder)
     load_model(str(gguf), device="cpu", kernels="native")
@@ -262,8 +263,8 @@ class Seen:
 def attempt(case: Case, folder: Path) -> Seen:
     """Load the case's input as the app does (in this process) and answer a prompt with what loaded."""
     from app.engine import DecodeParams, generate
+    from app.errors import ModelError
     from app.models import load_model
-    from app.models.errors import ModelError
 
     folder.mkdir(parents=True, exist_ok=True)
     before = os.environ.get("SPECLENS_CACHE_DIR")

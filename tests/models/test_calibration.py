@@ -8,10 +8,11 @@ import json
 import pytest
 import torch
 
+from app.drafting import auto as calibration
+from app.drafting.auto import AUTO, calibrate, candidate_specs, select
 from app.engine.policy import TREE_NODES_MAX, DrafterProfile, VerifyCosts
 from app.machine import cost_cache
-from app.models import calibration, load_model
-from app.models.calibration import AUTO, calibrate, candidate_specs, select
+from app.models import load_model
 
 
 @pytest.fixture(scope="module")
@@ -170,9 +171,9 @@ def test_verify_costs_are_measured_per_token_count(target):
 
 def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_path, monkeypatch):
     """A trained draft made for the target is a candidate; its α per position comes from its report."""
+    from app.drafting.trained_drafts import save_trained_draft
     from app.engine.feature_format import FeatureDraftConfig, fingerprint
     from app.engine.feature_net import FeatureDraftModel
-    from app.models.trained_drafts import save_trained_draft
 
     monkeypatch.setenv("SPECLENS_DATA_DIR", str(tmp_path / "data"))  # the user's drafts folder
     draft = FeatureDraftModel(FeatureDraftConfig.for_target(target.model, n_layers=1, vocab_k=24))
@@ -208,8 +209,8 @@ def test_a_gguf_and_its_converted_copy_share_the_timings(tiny_gguf, kernels, fir
 
 def test_tree_mass_per_budget_is_the_sum_of_path_masses():
     """p(path to v) multiplies p along the path; the budget-n tree is the first n nodes (ranked order)."""
+    from app.drafting.tree_probe import accepted_by_budget, path_mass
     from app.engine import RoundEvent
-    from app.models.tree_probe import accepted_by_budget, path_mass
 
     base = dict(round=1, gamma=3, drafted=1, accepted=1, emitted=2, bonus=False, overlap=(0.9,), draft_time=0.0,
                 verify_time=0.0)

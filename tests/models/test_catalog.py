@@ -3,7 +3,7 @@
 from permuted import permuted_tokenizer
 from tiny_models import tiny_model
 
-from app.models import compatible_drafts, list_catalog
+from app.drafting.catalog import compatible_drafts, list_catalog
 
 
 def test_catalog_lists_every_source(fake_hub, tiny_gguf, tiny_pair_dirs, tmp_path):

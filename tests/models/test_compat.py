@@ -5,15 +5,10 @@ import torch
 from permuted import permuted_tokenizer
 from tiny_models import char_tokenizer, tiny_model
 
-from app.models import (
-    IncompatibleModels,
-    LoadedModel,
-    check_compatibility,
-    check_tokenizers,
-    load_model,
-    make_drafter,
-    self_draft,
-)
+from app.drafting.compat import check_compatibility, check_tokenizers
+from app.drafting.drafts import make_drafter, self_draft
+from app.errors import IncompatibleModels
+from app.models import LoadedModel, load_model
 
 
 def loaded(tokenizer, vocab_rows=34, name="m") -> LoadedModel:

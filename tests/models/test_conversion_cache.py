@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from app.models import conversion_cache
+from app.native import conversion_cache
 from app.paths import user_cache_dir
 
 MIB = 2**20

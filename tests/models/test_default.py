@@ -2,8 +2,9 @@
 
 import pytest
 
-from app.models import EmbeddedModelMissing, embedded_gguf, load_model
+from app.errors import EmbeddedModelMissing
 from app.models import embedded as embedded_module
+from app.models import embedded_gguf, load_model
 
 
 def test_missing_wheel_says_how_to_install(monkeypatch):

@@ -25,8 +25,8 @@ from raw_gguf import (
 )
 from tiny_gguf import write_tiny_gguf
 
+from app.errors import CorruptModel
 from app.models.checkpoint import inspect_gguf
-from app.models.errors import CorruptModel
 from app.native.gguf.index import GGML_TYPE_SIZES, MAX_NESTING, GgufIndex
 
 ARCH, ALIGN, TOKENS = BASE_FIELDS

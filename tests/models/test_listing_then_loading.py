@@ -8,7 +8,9 @@ import json
 import pytest
 import transformers
 
-from app.models import CorruptModel, ModelError, ModelNotFound, NotAModel, list_catalog, load_model
+from app.drafting.catalog import list_catalog
+from app.errors import CorruptModel, ModelError, ModelNotFound, NotAModel
+from app.models import load_model
 
 
 def listed(folder):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from app.engine.kv import backend_for
-from app.models import (
+from app.errors import (
     CorruptModel,
     ModelNotFound,
     NotAModel,
@@ -15,8 +15,8 @@ from app.models import (
     PickleOnly,
     RemoteCodeRequired,
     UnsupportedArchitecture,
-    load_model,
 )
+from app.models import load_model
 from app.models import memory as memory_module
 
 

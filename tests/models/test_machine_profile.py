@@ -11,6 +11,7 @@ import pytest
 import torch
 from machine_readings import busy, quiet
 
+from app.drafting.auto import AUTO, select
 from app.engine import DecodeParams, RoundEvent
 from app.machine import cost_cache, threads
 from app.machine import load as machine_load
@@ -18,7 +19,6 @@ from app.machine import profile as machine_profile
 from app.machine.live_check import ROUNDS, LiveCheck, dispute
 from app.machine.load import Load, Reading
 from app.models import load_model
-from app.models.calibration import AUTO, select
 
 
 @pytest.fixture

@@ -85,7 +85,7 @@ def test_choose_path_offers_native_only_for_a_model_it_runs(monkeypatch):
 ])
 def test_kernels_native_on_a_model_it_does_not_run_is_one_line(capsys, variant, edit, argv, message):
     from app.cli import main
-    from app.models.errors import UnsupportedArchitecture
+    from app.errors import UnsupportedArchitecture
 
     folder = variant(config_update=edit)
     if not argv:

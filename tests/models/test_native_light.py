@@ -98,7 +98,7 @@ def _greedy(target, drafter):
 
 
 def test_greedy_speculation_on_the_light_model_equals_its_target_only(loads):
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
 
     full, light = loads
     expected = _greedy(full, None)
@@ -111,9 +111,9 @@ def test_greedy_speculation_on_the_light_model_equals_its_target_only(loads):
 
 def test_a_record_of_another_model_loads_transformers_model(loads, monkeypatch):
     """Planted: the record's fingerprint names no cached profile, so the load cannot be light."""
-    from app.models import conversion_cache, load_model
+    from app.models import load_model
     from app.models.embedded import embedded_gguf
-    from app.native import record
+    from app.native import conversion_cache, record
 
     folder = conversion_cache.lookup(embedded_gguf())
     real = record.read_record(folder)
@@ -144,9 +144,8 @@ def test_a_light_launch_imports_no_model_classes(loads):
 def test_the_kernel_weights_are_stored_and_read_back_bit_for_bit(loads, tmp_path):
     """The first load keeps its kernel weights beside the converted copy; a light load reads them instead of
     re-laying the GGUF's blocks. Planted: a damaged file is not read (the light load builds them again)."""
-    from app.models import conversion_cache
     from app.models.embedded import embedded_gguf
-    from app.native import stored
+    from app.native import conversion_cache, stored
     from app.native.blocks import QMatrix
 
     full, _ = loads

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from app.drafting.auto import Calibration, Selection, calibrate
+from app.drafting.speculate_anyway import best_option, speculate_anyway
 from app.engine.policy import choose
 from app.models import load_model
-from app.models.calibration import Calibration, Selection, calibrate
-from app.models.speculate_anyway import best_option, speculate_anyway
 
 
 @pytest.fixture

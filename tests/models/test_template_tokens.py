@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 
+from app.drafting.drafts import make_drafter, template_tokens
 from app.engine import DecodeParams, PromptLookupDrafter, generate
-from app.models import load_model, make_drafter
-from app.models.drafts import template_tokens
+from app.models import load_model
 
 
 def proposals(drafter, ids: list[int], gamma: int = 8) -> set[int]:

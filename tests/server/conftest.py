@@ -10,7 +10,8 @@ from app.engine import DecodeParams
 
 @pytest.fixture(scope="session")
 def tiny_loaded(tiny_pair_dirs):
-    from app.models import load_model, make_drafter
+    from app.drafting.drafts import make_drafter
+    from app.models import load_model
 
     target_dir, draft_dir = tiny_pair_dirs
     target = load_model(str(target_dir), device="cpu")

@@ -60,7 +60,7 @@ def test_serve_command_serves_and_stops_on_ctrl_c(tiny_pair_dirs, tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_greedy_on_the_embedded_model_equals_speclens_generate(default_target, capsys):
-    from app.models import make_drafter
+    from app.drafting.drafts import make_drafter
 
     args = ["--target", "default", "--device", "cpu", "--draft", "prompt-lookup", "--gamma", "4",
             "--temperature", "0", "--max-new-tokens", "24"]

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from app.drafting.reasons import switch_text
 from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
-from app.models.reasons import switch_text
 from app.session import ChatModel, State
 
 CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089))

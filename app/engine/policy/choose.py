@@ -1,7 +1,7 @@
 """The load-time choice: the drafter and its form (γ chain or sized tree) predicted fastest, or target-only.
 
 Everything comes back as data (`Choice`, its `Option`s and their `Limit`s); the words for people are
-the front ends' (app/models/reasons.py in English, app/gui/model_flow.py in the user's language).
+the front ends' (app/drafting/reasons.py in English, app/gui/model_flow.py in the user's language).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ TREE_MODES: dict[str, bool | None] = {"auto": None, "on": True, "off": False}
 
 @dataclass(frozen=True, slots=True)
 class Limit:
-    """What limits a drafter, as data (app.models.reasons words it in English, the window in the user's language)."""
+    """What limits a drafter, as data (app.drafting.reasons words it in English, the window in the user's language)."""
 
     kind: str  # "cost" (c), "coverage" (share of rounds it proposes in), "acceptance" (α against v(γ+1)),
     # or "tree": why its best tree loses to its chain (value: E[accepted] of that tree, verify: v_tree(nodes + 1))
@@ -52,7 +52,7 @@ class Choice:
     drafter: str | None  # the chosen profile's name; None: target-only
     gamma: int  # the best γ for it (the live controller moves it later); a tree's depth
     predicted: float  # predicted speedup over target-only (1.0 for target-only)
-    reason: str = ""  # one line for people, filled by the caller that words it (app.models.reasons)
+    reason: str = ""  # one line for people, filled by the caller that words it (app.drafting.reasons)
     options: tuple[Option, ...] = field(default=())  # every drafter's best, fastest first
     nodes: int = 0  # the chosen tree's node budget; 0: a chain (or target-only)
     device: str = "CPU"  # where it was measured: "CPU", "GPU", ...

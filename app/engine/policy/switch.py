@@ -15,7 +15,7 @@ MEASURED_TOKENS = 16  # ... when it had at least this many tokens (shorter ones 
 
 @dataclass(frozen=True, slots=True)
 class Switch:
-    """Why auto drops its draft after live rounds, as data (app.models.reasons words it in English)."""
+    """Why auto drops its draft after live rounds, as data (app.drafting.reasons words it in English)."""
 
     kind: str  # "measured": the last answer ran slower than target-only; "predicted": live α and c say so
     speedup: float  # the measured speedup, or the live prediction, that made the switch

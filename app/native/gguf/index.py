@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from app.models.errors import CorruptModel
+from app.errors import CorruptModel
 
 # ggml type id -> (name, values per block, bytes per block), as gguf.constants' GGMLQuantizationType and
 # GGML_QUANT_SIZES give them (a test keeps the two equal): importing gguf would add ~30 ms to every launch.

@@ -191,7 +191,7 @@ def check_rows(mat: QMatrix, index: GgufIndex, name: str, order: np.ndarray | No
     picked = np.arange(index.tensors[name].shape[1]) if order is None else order
     want = _floats(index, name, picked[rows])  # the gguf package's rows, in the kernel's order
     if not np.isfinite(want).all():
-        from app.models.errors import CorruptModel
+        from app.errors import CorruptModel
 
         raise CorruptModel(f"{index.name}: {name} holds NaN or infinity in its blocks")
     if index.tensors[name].kind not in NATIVE_TYPES:  # floats re-quantised to Q8_0: the product of those blocks,

@@ -1,7 +1,7 @@
 """Draft specs, and the one registry that maps each to the drafter it names. Torch-free: the catalog and the
 pickers list the registry before torch loads, and a kind's factory is imported only when it builds.
 
-A spec is what `--draft` and the draft picker take: "auto" (a choice by measurement, app.models.calibration),
+A spec is what `--draft` and the draft picker take: "auto" (a choice by measurement, app.drafting.auto),
 "none", "prompt-lookup", "self", "trained", a folder written by `speclens distill`, or a model (a folder, a
 .gguf file, a hub id). Each kind of drafter is one `DraftKind` line in KINDS: the spec it answers (or, for
 specs that name a path, how it knows one), its factory, and the title the pickers list it under. The
@@ -56,7 +56,7 @@ class DraftKind:
 
 
 def is_trained_folder(spec: str) -> bool:
-    """A folder written by `speclens distill` (app.models.trained_drafts)."""
+    """A folder written by `speclens distill` (app.drafting.trained_drafts)."""
     return (Path(spec).expanduser() / TRAINED_CONFIG).is_file()
 
 
@@ -65,17 +65,17 @@ def _any_model(spec: str) -> bool:
 
 
 KINDS: list[DraftKind] = [
-    DraftKind(NO_DRAFT, "app.models.drafts:target_only"),
-    DraftKind(AUTO, "app.models.drafts:by_measurement"),
-    DraftKind(PROMPT_LOOKUP, "app.models.drafts:prompt_lookup",
+    DraftKind(NO_DRAFT, "app.drafting.drafts:target_only"),
+    DraftKind(AUTO, "app.drafting.drafts:by_measurement"),
+    DraftKind(PROMPT_LOOKUP, "app.drafting.drafts:prompt_lookup",
               QT_TRANSLATE_NOOP("Drafters", "prompt lookup (n-grams from the prompt)")),
-    DraftKind(SUFFIX, "app.models.suffix:suffix_drafter",
+    DraftKind(SUFFIX, "app.drafting.suffix_corpus:suffix_drafter",
               QT_TRANSLATE_NOOP("Drafters", "suffix decoding (your chats and the model's own answers)")),
-    DraftKind(SELF_DRAFT, "app.models.drafts:self_draft_of",
+    DraftKind(SELF_DRAFT, "app.drafting.drafts:self_draft_of",
               QT_TRANSLATE_NOOP("Drafters", "reduced-precision copy of the target")),
-    DraftKind(TRAINED_DRAFT, "app.models.trained_drafts:best_trained_draft"),
-    DraftKind("", "app.models.trained_drafts:trained_draft", claims=is_trained_folder),
-    DraftKind("", "app.models.drafts:model_draft", claims=_any_model),  # last: any other spec names a model
+    DraftKind(TRAINED_DRAFT, "app.drafting.trained_drafts:best_trained_draft"),
+    DraftKind("", "app.drafting.trained_drafts:trained_draft", claims=is_trained_folder),
+    DraftKind("", "app.drafting.drafts:model_draft", claims=_any_model),  # last: any other spec names a model
 ]
 
 

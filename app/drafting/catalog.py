@@ -1,5 +1,5 @@
 """What can be loaded without typing a path: the embedded default, the drafters the registry lists by name
-(app.models.specs: the self-draft, prompt lookup), causal LMs in the local Hugging Face cache, and .gguf
+(app.drafting.registry: the self-draft, prompt lookup), causal LMs in the local Hugging Face cache, and .gguf
 files or model folders in directories the user added."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.models import conversion_cache
+from app.drafting.compat import check_tokenizers
+from app.drafting.registry import listed
+from app.errors import ModelError
 from app.models.checkpoint import is_causal_lm
-from app.models.compat import check_tokenizers
 from app.models.embedded import DEFAULT_SPEC, EMBEDDED_NAME, embedded_gguf
-from app.models.errors import ModelError
-from app.models.specs import listed
+from app.native import conversion_cache
 
 DRAFTER = "drafter"  # a kind of drafter the registry names (a draft only, never a target)
 

@@ -3,11 +3,11 @@ the same measurements, so the speedup it states (below 1 on such a machine) is t
 
 from __future__ import annotations
 
+from app.drafting.auto import Selection
+from app.drafting.drafts import make_drafter
+from app.drafting.reasons import limit_text
 from app.engine.policy import Choice, Option
-from app.models.calibration import Selection
-from app.models.drafts import make_drafter
 from app.models.loading import LoadedModel
-from app.models.reasons import limit_text
 
 
 def best_option(selection: Selection | None) -> Option | None:

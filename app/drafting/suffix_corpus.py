@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 
+from app.drafting.drafts import template_tokens
+from app.drafting.registry import SUFFIX
 from app.engine.suffix_drafter import SuffixDrafter
 from app.engine.suffix_index import SuffixIndex
 from app.history.corpus import recent_exchanges
-from app.models.drafts import template_tokens
 from app.models.loading import LoadedModel
-from app.models.specs import SUFFIX
 from app.paths import resource_path
 
 START_ALPHA = 0.4  # a suffix match's acceptance before its own rounds teach it (per-round lookup's is measured)

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from app.drafting.drafts import make_drafter, self_draft_dtype, template_tokens
+from app.drafting.reasons import describe, limit_text, worded
+from app.drafting.registry import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
+from app.drafting.timing import measure_verify, probe, probe_ids
+from app.drafting.tree_probe import verify_tokens, with_tree, with_tree_costs
 from app.engine import DecodeParams
 from app.engine.gated_lookup import GatedLookupDrafter
 from app.engine.lookup_else import LookupElseDrafter
@@ -31,6 +36,7 @@ from app.engine.policy import (
     worth_proposing,
 )
 from app.engine.suffix_drafter import SuffixDrafter
+from app.errors import LoadCancelled, ModelError
 from app.machine import cost_cache
 from app.machine import load as machine_load
 from app.machine import profile as machine_profile
@@ -38,16 +44,10 @@ from app.machine.baseline import target_steps
 from app.machine.clock import now
 from app.machine.packed import weight_count
 from app.machine.profile import DrafterTiming, MachineProfile, VerifyTiming
-from app.machine.timing import measure_verify, probe, probe_ids
-from app.models.drafts import make_drafter, self_draft_dtype, template_tokens
 from app.models.embedded import DEFAULT_SPEC
-from app.models.errors import LoadCancelled, ModelError
 from app.models.loading import LoadedModel
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
-from app.models.reasons import describe, limit_text, worded
 from app.models.rows import output_rows
-from app.models.specs import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
-from app.models.tree_probe import verify_tokens, with_tree, with_tree_costs
 
 if TYPE_CHECKING:
     from app.engine.protocols import AnyDrafter, Drafter, LiveController
@@ -165,7 +165,7 @@ def _per_round(target: LoadedModel, cal: Calibration, lookup: DrafterProfile) ->
     """Lookup decided per round, as auto runs it: over the context and the suffix index of the model's own
     answers and the user's chats (suffix decoding), from lookup's measured α; plain prompt lookup where the
     index cannot be built."""
-    from app.models.suffix import suffix_drafter
+    from app.drafting.suffix_corpus import suffix_drafter
 
     try:
         return suffix_drafter(SUFFIX, target, cal.verify, lookup.alpha)
@@ -298,9 +298,9 @@ def _profile_of(target: LoadedModel) -> MachineProfile:
 
 # --- optional sources --------------------------------------------------------------------------
 def trained_drafts(target: LoadedModel) -> list:
-    """The trained feature drafts made for this target (app.models.trained_drafts), best α first."""
+    """The trained feature drafts made for this target (app.drafting.trained_drafts), best α first."""
     try:
-        from app.models.trained_drafts import list_trained_drafts
+        from app.drafting.trained_drafts import list_trained_drafts
     except ImportError:  # an install without trained-draft support
         return []
     return list_trained_drafts(target)
@@ -317,8 +317,8 @@ def _trained_info(target: LoadedModel, spec: str):
 
 def _embedded_fits(target: LoadedModel) -> bool:
     """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
-    from app.models.catalog import _tokenizer
-    from app.models.compat import check_tokenizers
+    from app.drafting.catalog import _tokenizer
+    from app.drafting.compat import check_tokenizers
 
     if weight_count(target.model) <= 2 * 135_000_000:
         return False  # not larger: the embedded model would cost about a target step

@@ -39,7 +39,7 @@ def import_model_stack(progress: Callable[[float], None] | None = None) -> None:
         report(0.4)
         from transformers import AutoTokenizer  # noqa: F401
 
-        from app.models import calibration, loading  # noqa: F401  the app's own modules over torch, for the load
+        from app.drafting import auto as calibration  # noqa: F401  the app's own modules over torch, for the load
 
         startup_trace.mark("classes")
         report(1.0)

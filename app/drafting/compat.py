@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.models.errors import IncompatibleModels
+from app.errors import IncompatibleModels
 from app.models.rows import input_rows, output_rows
 
 SUGGESTION = "use --draft self (a reduced-precision copy of the target) or --draft prompt-lookup"

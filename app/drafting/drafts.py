@@ -1,4 +1,4 @@
-"""Turn a draft spec into a drafter for a loaded target (through the registry, app.models.specs), and the
+"""Turn a draft spec into a drafter for a loaded target (through the registry, app.drafting.registry), and the
 factories of the kinds that live here: target-only, prompt lookup, the self-draft and a draft model."""
 
 from __future__ import annotations
@@ -8,17 +8,17 @@ from dataclasses import replace
 
 import torch
 
+from app.drafting.compat import ensure_compatible
+from app.drafting.registry import kind_of
 from app.engine import ModelDrafter, PromptLookupDrafter
 from app.engine.protocols import Drafter
+from app.errors import ModelError
 from app.machine import profile as machine_profile
 from app.machine import torch_path
 from app.machine.packed import weight_count
 from app.models import memory
-from app.models.compat import ensure_compatible
 from app.models.devices import reduced_dtype
-from app.models.errors import ModelError
 from app.models.loading import LoadedModel, load_model
-from app.models.specs import kind_of
 from app.native.model import is_native
 
 DEFAULT_TREE_NODES = 16  # a tree's node budget without a measurement (--tree on, the race of tree against chain)
@@ -77,7 +77,7 @@ def template_tokens(target: LoadedModel) -> frozenset[int]:
 
 
 def make_drafter(spec: str | None, target: LoadedModel, **load_kwargs) -> Drafter | None:
-    """The chain drafter `spec` names for `target` (app.models.specs.KINDS; its token-tree form is its own
+    """The chain drafter `spec` names for `target` (app.drafting.registry.KINDS; its token-tree form is its own
     `tree_form`), None for target-only. "trained" picks
     the best trained feature draft for the target, and a folder written by `speclens distill` loads that
     draft (both refuse a draft made for another target). A model spec is loaded (on the target's device
@@ -93,7 +93,7 @@ def target_only(spec: str, target: LoadedModel, **load_kwargs) -> None:
 
 def by_measurement(spec: str, target: LoadedModel, **load_kwargs) -> None:
     # a choice by measurement, not a model: never looked up on the hub as an id
-    raise ValueError("draft 'auto' is chosen by measurement (app.models.calibration.select), not loaded")
+    raise ValueError("draft 'auto' is chosen by measurement (app.drafting.auto.select), not loaded")
 
 
 def prompt_lookup(spec: str, target: LoadedModel, **load_kwargs) -> PromptLookupDrafter:

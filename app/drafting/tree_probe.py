@@ -16,13 +16,13 @@ from dataclasses import replace
 
 import torch
 
+from app.drafting.timing import _interpolate
 from app.engine import DecodeParams, Drafter, RoundEvent, generate
 from app.engine.kv import forward, head, length, new_cache, rollback
 from app.engine.policy import TREE_DEPTH, TREE_NODES_MAX, DrafterProfile, VerifyCosts
 from app.engine.tree import make_tree
 from app.engine.tree_verify import tree_forward, tree_support
 from app.machine.clock import time_interleaved
-from app.machine.timing import _interpolate
 from app.models.loading import LoadedModel
 
 PROBE_TOKENS = 32

@@ -27,13 +27,13 @@ from pathlib import Path
 
 import torch
 
+from app.drafting.registry import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
 from app.engine.feature_drafter import FeatureDrafter
 from app.engine.feature_format import FeatureDraftConfig, fingerprint, fingerprint_mismatch
 from app.engine.feature_net import FeatureDraftModel
+from app.errors import CorruptModel, IncompatibleModels, ModelNotFound
 from app.machine.packed import hint_of, pack_linear, pack_linears
-from app.models.errors import CorruptModel, IncompatibleModels, ModelNotFound
 from app.models.rows import output_rows
-from app.models.specs import TRAINED_CONFIG, TRAINED_DRAFT, is_trained_folder
 from app.native.draft import native_feature_drafter
 from app.native.model import is_native
 from app.paths import resource_path, user_data_dir
