@@ -161,7 +161,7 @@ def check_server(target, drafter, params, prompt: str, expected: list[int]) -> s
 
 def check_window() -> str:
     start = time.perf_counter()
-    from app.gui.app import application
+    from app.gui.qapplication import application
 
     app = application(sys.argv[:1])
     from app.gui.main_window import MainWindow  # after the QApplication exists (pyqtgraph reads it)

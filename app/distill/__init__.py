@@ -18,6 +18,7 @@ API (a GUI worker thread calls it as is):
 The result is listed by `app.models.list_trained_drafts` and loaded with `--draft trained` or `--draft DIR`.
 """
 
-from .run import DistillConfig, DistillProgress, run_distill
+from .config import DistillConfig
+from .run import DistillProgress, run_distill
 
 __all__ = ["DistillConfig", "DistillProgress", "run_distill"]

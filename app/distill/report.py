@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .run import DistillConfig
+    from .config import DistillConfig
 
 
 def data_stats(train, val, seconds) -> dict:

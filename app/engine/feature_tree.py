@@ -9,18 +9,33 @@ target-fed positions only, and `commit` hands over the target's features of the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
+from torch import nn
 
 from .feature_net import draft_tree_forward
+from .protocols import Drafter
 from .sampling import DecodeParams
 from .tree import EMPTY, Tree, ancestry, make_tree
 from .tree_draft import expand
 from .tree_drafters import TreeLifecycle, draft_logprobs
 
-if TYPE_CHECKING:
-    from .feature_drafter import FeatureDrafter
+
+class FeatureChain(Drafter, Protocol):
+    """What the tree reads of the feature draft's chain (feature_drafter.FeatureDrafter, which makes this tree):
+    named here, so the tree needs no import of the chain that imports it."""
+
+    model: Any  # the draft's FeatureDraftModel
+    cache: Any
+    device: torch.device
+    embed: nn.Module
+    reduced_head: nn.Linear
+    rotary: nn.Module
+
+    def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None: ...
+
+    def catch_up(self, ids: torch.Tensor, ids_list: list[int]) -> torch.Tensor | None: ...
 
 
 class FeatureTreeDrafter(TreeLifecycle):
@@ -28,9 +43,9 @@ class FeatureTreeDrafter(TreeLifecycle):
 
     wants_features = True
 
-    chain: FeatureDrafter
+    chain: FeatureChain
 
-    def __init__(self, drafter: FeatureDrafter, budget: int = 8, depth: int = 4, top_k: int = 4) -> None:
+    def __init__(self, drafter: FeatureChain, budget: int = 8, depth: int = 4, top_k: int = 4) -> None:
         self.chain = drafter
         self.name = f"{drafter.name} tree"
         self.budget, self.depth, self.top_k = budget, depth, top_k

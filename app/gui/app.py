@@ -6,16 +6,15 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import NoReturn, cast
+from typing import NoReturn
 
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from app import __version__, startup_trace
-from app.paths import APP_NAME, resource_path
+from app import startup_trace
 
 from .platform_check import platform_problem
+from .qapplication import application
 
 
 @dataclass
@@ -27,24 +26,6 @@ class GuiOptions:
     replay_name: str = ""
     presentation: bool = False
     speed: float = 1.0
-
-
-def application(argv: list[str] | None = None) -> QApplication:
-    """The one QApplication (created on first call), named so QSettings and the OS know it."""
-    running = QApplication.instance()
-    if running is not None:
-        return cast(QApplication, running)  # the window's process makes a QApplication, never a core one
-    app = QApplication(argv or [APP_NAME])
-    app.setApplicationName(APP_NAME)
-    app.setApplicationVersion(__version__)
-    app.setOrganizationName(APP_NAME)
-    icon = resource_path("icons", "speclens.svg")
-    if icon.is_file():
-        app.setWindowIcon(QIcon(str(icon)))
-    from . import i18n
-
-    i18n.install(app)  # before any widget reads its texts
-    return app
 
 
 def run(options: GuiOptions) -> int:

@@ -33,7 +33,6 @@ from app.session import ChatModel, Conversation, State
 from . import i18n, theme, window_settings
 from .answer_flow import AnswerFlow
 from .answer_recorder import AnswerRecorder
-from .app import application
 from .chat_flow import ChatFlow
 from .compile_flow import CompileFlow
 from .distill_dialog import DistillWorker
@@ -45,6 +44,7 @@ from .model_flow import ModelFlow
 from .model_loader import ModelLoader
 from .preload import after_first_paint
 from .presentation import Presentation
+from .qapplication import application
 from .race_flow import RaceFlow
 from .recording_flow import RecordingFlow
 from .send_buttons import SendButtons

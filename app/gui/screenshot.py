@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from . import window_settings
-from .app import application
+from .qapplication import application
 
 LOAD_TIMEOUT_S = 300
 ANSWER_TIMEOUT_S = 900  # a busy CPU can be slow; a screenshot waits rather than fails

@@ -10,8 +10,8 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from .answer_header import draft_name
+from .choice_text import choice_status, switch_text
 from .live_stats import LiveStats
-from .model_flow import choice_status, switch_text
 
 
 class WindowStatus(QObject):

@@ -93,7 +93,7 @@ def test_a_chosen_tree_says_its_size_and_yield_in_the_status():
     from types import SimpleNamespace
 
     from app.engine.policy import TREE_DEPTH, Choice, DrafterProfile, Limit, Option, TreeSize, VerifyCosts
-    from app.gui.model_flow import choice_status
+    from app.gui.choice_text import choice_status
 
     verify = VerifyCosts(tuple(1.0 + 0.02 * n for n in range(33)))
     profile = DrafterProfile("trained", "trained draft", 0.05, 0.6, tree_accepted=(0.5,) * 15 + (1.3,), tree_c=0.1)

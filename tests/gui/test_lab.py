@@ -56,8 +56,8 @@ def test_simulation_uses_the_engines_decide(monkeypatch):
 
 def test_lab_window_paper_example(qtbot):
     from app.gui import theme
-    from app.gui.app import application
     from app.gui.lab import LabWindow
+    from app.gui.qapplication import application
 
     lab = LabWindow(theme.apply(application(), "light"))
     qtbot.addWidget(lab)

@@ -54,8 +54,8 @@ def test_tree_rounds_land_on_p_and_a_sibling_rule_without_renormalisation_is_cau
 
 def test_lab_tree_tab(qtbot):
     from app.gui import theme
-    from app.gui.app import application
     from app.gui.lab import LabWindow
+    from app.gui.qapplication import application
 
     lab = LabWindow(theme.apply(application(), "light"))
     qtbot.addWidget(lab)

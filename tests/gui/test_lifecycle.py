@@ -27,7 +27,7 @@ def run_script(script: str, data_dir: Path, *args: str, timeout: int = 120) -> s
 
 REOPEN = """
     import json
-    from app.gui.app import application
+    from app.gui.qapplication import application
     app = application()
     from app.gui.main_window import MainWindow
     from app.history import HistoryStore
@@ -57,7 +57,7 @@ def test_a_conversation_survives_a_restart_with_its_colours(qtbot, window, data_
 
 QUIT = """
     import sys, time
-    from app.gui.app import application
+    from app.gui.qapplication import application
     app = application()
     from app.gui.main_window import MainWindow
     from app.models import LoadedModel
@@ -148,7 +148,7 @@ def slow_forward(forward, seconds: float):
 
 TORCH_FREE = """
     import sys
-    from app.gui.app import application
+    from app.gui.qapplication import application
     app = application()
     from app.gui.main_window import MainWindow
     from app.recording import read

@@ -29,8 +29,8 @@ def _view_box_in_window(window, plot) -> QRect:
 def _first_run(qtbot, tiny_pair_dirs, size, tree: str):
     """A first-run window (no saved layout) at the size, after one answer with γ 5, token trees `tree`."""
     from app.gui import i18n
-    from app.gui.app import application
     from app.gui.main_window import MainWindow
+    from app.gui.qapplication import application
     from app.gui.settings import Settings
 
     # A first launch in English: the application font and translator as a fresh process has them.
@@ -98,7 +98,7 @@ def test_the_notice_is_above_the_plots_not_over_their_data(sized):
 def _cards_show_whole(win, qtbot, count: int) -> None:
     """The step-through's `count` cards (the drafted positions and the outcome) whole, without scroll bars: read
     once the dock has laid out, with the sizes said if they do not fit."""
-    from app.gui.app import application
+    from app.gui.qapplication import application
 
     scroll = win.step.cards
     cards = [p for p in win.step.positions if p.isVisible()] + [win.step.outcome]
