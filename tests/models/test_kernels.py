@@ -7,6 +7,7 @@ import copy
 
 import pytest
 import torch
+import torch.nn.functional as F
 from tiny_models import tiny_model
 
 from app.machine import torch_path
@@ -88,24 +89,60 @@ def test_a_path_whose_whole_pass_is_row_dependent_here_is_passed_over(monkeypatc
     assert torch_path.choose_path(model, None).path == LinearPath("float32")  # no bf16 path is exact: fp32
 
 
-@pytest.mark.skipif(not packing_supported(), reason="no native bf16 on this CPU")
-def test_the_probe_passes_the_packed_path_and_catches_row_dependent_twins():
-    """The real probe on a Llama-shaped twin: packed bf16 with row-exact attention passes; planted twins are
-    caught: bf16 F.linear (its one-row kernel sums in another order) and PyTorch's own attention."""
+class _RowByRow(torch.nn.Module):
+    """A linear that multiplies each row alone, in the one shape a single step uses: row-independent by
+    construction on every CPU. split_above: rows beyond which it sums each row in two halves instead, the
+    planted row-dependent twin (a kernel that changes its summation order with the row count, as oneDNN's
+    packed bf16 path does on a CPU with AMX for a long prefill)."""
+
+    def __init__(self, linear: torch.nn.Linear, split_above: int | None = None) -> None:
+        super().__init__()
+        self.weight, self.bias, self.split_above = linear.weight, linear.bias, split_above
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.reshape(-1, x.shape[-1])
+        if self.split_above is not None and rows.shape[0] > self.split_above:
+            h = rows.shape[1] // 2
+            out = F.linear(rows[:, :h], self.weight[:, :h]) + F.linear(rows[:, h:], self.weight[:, h:], self.bias)
+        else:
+            out = torch.cat([F.linear(row[None], self.weight, self.bias) for row in rows])
+        return out.reshape(*x.shape[:-1], -1)
+
+
+def _probe_twin(split_above: int | None = None):
+    """The embedded model's shapes with 2 layers, every linear row by row, the row-exact attention."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from app.machine import row_probe
+    from app.machine.attention import use_row_exact_attention
 
-    # The embedded model's widths (its 1536-input down projection is where bf16 F.linear's rows differ).
     config = LlamaConfig(vocab_size=4096, hidden_size=576, intermediate_size=1536, num_hidden_layers=3,
                          num_attention_heads=9, num_key_value_heads=3, head_dim=64, max_position_embeddings=256)
     with torch.device("meta"):
         model = LlamaForCausalLM(config)  # only its class and config are read
-    assert row_probe.row_mismatch(torch_path.apply_path(row_probe.twin(model), PACKED8)) is None
-    assert row_probe.row_mismatch(torch_path.apply_path(row_probe.twin(model), LinearPath("bfloat16"))) is not None
-    stock = torch_path.apply_path(row_probe.twin(model), PACKED8)
-    stock.set_attn_implementation("sdpa")
-    assert row_probe.row_mismatch(stock) is not None
+    made = row_probe.twin(model)
+    for parent in list(made.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear):
+                planted = split_above if name == "down_proj" else None
+                setattr(parent, name, _RowByRow(child, planted))
+    assert use_row_exact_attention(made)
+    return made
+
+
+def test_the_probe_passes_a_row_exact_twin_and_catches_row_dependent_ones():
+    """The real probe, asked about twins built here rather than about this CPU's oneDNN (whose packed bf16 rows
+    are exact on one CPU and not on another): a model whose rows are exact by construction passes; planted
+    twins whose down projection sums in another order beyond 1 row (a verify pass) or beyond 17 rows (only
+    the prefill, as AMX's packed path did) are caught, each by the check that sees it."""
+    from app.machine import row_probe
+
+    assert row_probe.row_mismatch(_probe_twin()) is None
+    verify = row_probe.row_mismatch(_probe_twin(split_above=1))
+    assert verify is not None and verify.startswith("a 2-row pass differs")
+    prefill = row_probe.row_mismatch(_probe_twin(split_above=max(row_probe.PASSES)))
+    assert prefill is not None and "prefill differs" in prefill
 
 
 def test_the_probe_runs_at_every_thread_count_a_load_may_choose(monkeypatch):
