@@ -1,4 +1,5 @@
-"""`speclens` command line: the GUI by default; subcommands generate, serve, bench, calibrate, selftest.
+"""`speclens` command line: the GUI by default; subcommands generate, serve, bench, calibrate, selftest,
+fetch-pair.
 
 Each subcommand lives in its own module exposing `add_parser(subparsers)`; the handler is
 stored as the parser's `run` default and returns the exit code.
@@ -12,7 +13,7 @@ import sys
 
 from app import __version__
 
-SUBCOMMANDS = ("gui", "generate", "serve", "bench", "calibrate", "distill", "selftest", "screenshot", "record", "replay")
+SUBCOMMANDS = ("gui", "generate", "serve", "bench", "calibrate", "distill", "selftest", "screenshot", "record", "replay", "fetch_pair")
 
 
 class UsageError(Exception):
