@@ -11,7 +11,7 @@ from pathlib import Path
 from setuptools import Extension, setup
 
 SOURCE = "app/models/native/kernel.c"
-HEADERS = sorted(str(p) for p in Path("app/models/native/csrc").glob("*.h"))  # one translation unit with kernel.c
+HEADERS = sorted(str(p) for p in Path("app/models/native/csrc").rglob("*.h"))  # csrc/ and csrc/arch/: one unit with kernel.c
 COMMON = ["-O3", "-std=c11", "-ffp-contract=off", "-D_GNU_SOURCE", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 BUILDS = {
     "_kernel_avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],

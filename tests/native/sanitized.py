@@ -54,7 +54,7 @@ def build(cc: str, out: Path, names=tuple(BUILDS), source: Path = SOURCE) -> Pat
 def build_cached(cc: str) -> Path:
     """Every build, sanitized, in a folder of this checkout's build/ named for the sources and flags: the
     sanitizer test and the native fuzzer share one compile, and a rerun of the suite none."""
-    sources = sorted([SOURCE, *(SOURCE.parent / "csrc").glob("*.h")])
+    sources = sorted([SOURCE, *(SOURCE.parent / "csrc").rglob("*.h")])
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + repr((FLAGS, BUILDS, cc)).encode()).hexdigest()[:16]
     final = ROOT / "build" / f"sanitized-kernels-{key}"
     if final.is_dir():
