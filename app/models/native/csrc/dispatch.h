@@ -3,7 +3,7 @@
  *
  *   generic name    reference            x86 AVX-512 VNNI        x86 AVX2
  *   quantize_row    quantize_row_ref     quantize_row_avx512     (reference)
- *   panel_tile      panel_tile_ref       panel_tile_avx512       (reference)
+ *   panel_tile      panel_tile_ref       panel_tile_avx512       panel_tile_avx2
  *   silu_mul        silu_mul_ref         silu_mul_avx512         (reference)
  *   attend_heads    attend_heads_ref     attend_heads_avx512     (reference)
  *   TILE_ROWS       MAX_TILE             TILE_ROWS_AVX512        MAX_TILE
@@ -30,6 +30,14 @@
 #define silu_mul silu_mul_avx512
 #define attend_heads attend_heads_avx512
 #define TILE_ROWS TILE_ROWS_AVX512
+#elif defined(SL_AVX2)
+#include <immintrin.h>
+#include "arch/x86/quants_avx2.h"
+#define quantize_row quantize_row_ref
+#define panel_tile panel_tile_avx2
+#define silu_mul silu_mul_ref
+#define attend_heads attend_heads_ref
+#define TILE_ROWS MAX_TILE
 #else
 #define quantize_row quantize_row_ref
 #define panel_tile panel_tile_ref
