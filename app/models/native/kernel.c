@@ -16,9 +16,11 @@
  * about 16 bits, so the activation's rounding is far below the weights' (quality: docs/native-kernels.md).
  * The integer dot is exact; the block's float update is cvt, mul, fma, fma, identical on every path.
  *
- * Built three times by setup.py (AVX-512 VNNI, AVX2, generic); app/models/native picks the best one
- * whose cpu_ok() is true. csrc/ holds the plain-C reference of every vectorised function (`*_ref`), csrc/arch
- * each instruction set's own forms, and csrc/dispatch.h the one map from a name to the build's form. No Python object is touched while the GIL is released.
+ * Built by setup.py once per instruction set (x86: AVX-512 VNNI, AVX2, generic; arm64: NEON with the dot
+ * product and i8mm, NEON with the dot product, generic); app/models/native picks the best one whose cpu_ok() is true. csrc/ holds the plain-C
+ * reference of every vectorised function (`*_ref`), csrc/arch/<arch>/ each instruction set's own forms, and
+ * csrc/dispatch.h the one map from a name to the build's form. No Python object is touched while the GIL is
+ * released.
  *
  * This file is the Python boundary: typed objects (Matrix, Model) built from buffers whose sizes C
  * checks (csrc/descriptor.h), and passes whose every buffer is checked against the model (check_pass),
@@ -30,6 +32,22 @@
 #include <structmember.h>
 
 #include "csrc/native.h"
+
+#if defined(SL_NEON) && defined(__APPLE__)
+#include <sys/sysctl.h>
+/* Whether macOS reports the feature (hw.optional.arm.FEAT_*: 1 where the cores have it). */
+static int apple_has(const char *name) {
+    int has = 0;
+    size_t size = sizeof has;
+    return sysctlbyname(name, &has, &size, NULL, 0) == 0 && has;
+}
+#elif defined(SL_NEON) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13) /* Linux 5.10's value, for older headers */
+#endif
+#endif
 
 #ifndef SL_MODULE
 #define SL_MODULE _kernel_generic
@@ -510,6 +528,18 @@ static PyObject *py_cpu_ok(PyObject *self, PyObject *args) {
 #elif defined(SL_AVX2)
     __builtin_cpu_init();
     int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#elif defined(SL_NEON) && defined(__APPLE__)
+    int ok = apple_has("hw.optional.arm.FEAT_DotProd");
+#if defined(SL_I8MM)
+    ok = ok && apple_has("hw.optional.arm.FEAT_I8MM");
+#endif
+#elif defined(SL_NEON) && defined(__linux__)
+    int ok = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#if defined(SL_I8MM)
+    ok = ok && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+#endif
+#elif defined(SL_NEON)
+    int ok = 0; /* no way to ask this system: the generic build runs */
 #else
     int ok = 1;
 #endif
@@ -521,6 +551,10 @@ static PyObject *py_isa(PyObject *self, PyObject *args) {
     return PyUnicode_FromString("AVX-512 VNNI");
 #elif defined(SL_AVX2)
     return PyUnicode_FromString("AVX2");
+#elif defined(SL_I8MM)
+    return PyUnicode_FromString("NEON dotprod i8mm");
+#elif defined(SL_NEON)
+    return PyUnicode_FromString("NEON dotprod");
 #else
     return PyUnicode_FromString("generic C");
 #endif
