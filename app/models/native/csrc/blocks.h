@@ -5,17 +5,17 @@
  * one panel of 16 channels and one unit of inputs; inside it, a block's codes are in the order vpdpbusd reads
  * them: group g (inputs 4g .. 4g + 3) of channel c is the 32-bit lane c of a 64-byte vector.
  *
- *   Q4_1 (unit 32, 320 bytes): nibbles[256] (byte j*64 + c*4 + i: input 4j+i low, 16+4j+i high), d[16], m[16]
- *                              as float16 (a GGUF's Q4_1 blocks, unchanged)
- *   Q8_0 (unit 32, 544 bytes): codes[512] (byte g*64 + c*4 + i: q + 128), d[16] float16; m = -128 d
- *   Q4_K (unit 256, 2368 bytes): nibbles[8][256] as Q4_1's, scale[8][16] and min[8][16] (6-bit, unpacked
- *                              from llama.cpp's 12 bytes), d[16] and dmin[16] float16: d = d sc, m = -dmin mn
- *   Q5_K (unit 256, 2880 bytes): nibbles[8][256], bit 4 of each code as masks[8][8] (uint64: bit c*4 + i of
- *                              block s's group g), scale[8][16], min[8][16], d[16], dmin[16]
- *   Q6_K (unit 256, 3360 bytes): nibbles[8][256], bits 4 and 5 as masks[8][2][8], scale[16][16] (int8, one
- *                              for each 16 inputs), d[16] float16: d = d sc, m = -32 d sc for each half
+ *   Q4_1 (unit 32): nibbles as a GGUF's Q4_1 blocks hold them, d and m float16
+ *   Q8_0 (unit 32): codes q + 128, d float16; m = -128 d
+ *   Q4_K (unit 256): eight blocks' nibbles as Q4_1's, scale and min (6-bit, unpacked from llama.cpp's 12
+ *                    bytes to a byte each), d and dmin float16: d = d sc, m = -dmin mn
+ *   Q5_K (unit 256): as Q4_K, with bit 4 of each code as a 64-bit mask a block and group (bit c*4 + i)
+ *   Q6_K (unit 256): nibbles, bits 4 and 5 as two such masks, scale (int8, one for each 16 inputs), d float16:
+ *                    d = d sc, m = -32 d sc for each half
  *
- * The K records hold the file's bytes and ~3% more (scales unpacked to a byte each); blocks.py packs them. */
+ * The structs below are the layout: every size and offset the kernel reads comes from them (the asserts only
+ * check them). The K records hold the file's bytes and ~3% more (scales unpacked to a byte each); blocks.py
+ * and kquants.py pack them. */
 
 /* One struct per record type: its fields' sizes and order are the layout, offsetof is every offset the
  * kernel reads, and layout() hands the same numbers to Python (native/records.py checks its table against
