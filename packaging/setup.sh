@@ -15,7 +15,7 @@ if [ ! -x "$py" ]; then
     "${PYTHON:-python3}" -m venv "$venv"
 fi
 stamp=$venv/.speclens-installed
-want="$( (cat pyproject.toml packaging/setup.sh setup.py app/native/kernel.c app/native/csrc/*.h; echo "${SPECLENS_TORCH:-}") | sha256sum | cut -c1-16)"
+want="$( (cat pyproject.toml packaging/setup.sh setup.py app/native/kernel.c app/native/csrc/*.h app/native/csrc/arch/*/*.h; echo "${SPECLENS_TORCH:-}") | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "$py" -m pip install --quiet --upgrade pip
     # Unquoted on purpose: SPECLENS_TORCH may carry pip options such as --index-url.

@@ -1,9 +1,9 @@
 """SpecLens's native decode step: a Llama-family model's whole pass in one C call (kernel.c), on the
 GGUF's own 4-bit blocks (or 8-bit blocks made from float weights).
 
-`active_build()` is the best build this CPU runs (AVX-512 VNNI, AVX2, generic C), or None; `unavailable()`
-says why in one line. SPECLENS_NATIVE_BUILD (avx512, avx2 or generic) runs one build instead, so every
-build can be tested and compared on one machine. `builds()` lists every build that runs here.
+`active_build()` is the best build this CPU runs (AVX-512 VNNI, AVX2; NEON with the dot product and i8mm, NEON
+with the dot product; generic C), or None; `unavailable()` says why in one line. SPECLENS_NATIVE_BUILD
+(avx512, avx2, i8mm, neon or generic) runs one build instead, so every build can be tested and compared on one machine. `builds()` lists every build that runs here.
 The model side is descriptor.py (dimensions and the kernel's fields), build.py (weights), backend.py
 (the engine's CacheBackend) and quality.py (its quality against the model as transformers loads it).
 """
@@ -15,7 +15,7 @@ import os
 from functools import cache
 from types import ModuleType
 
-BUILDS = ("_kernel_avx512", "_kernel_avx2", "_kernel_generic")  # best first
+BUILDS = ("_kernel_avx512", "_kernel_avx2", "_kernel_i8mm", "_kernel_neon", "_kernel_generic")  # best first (x86's, arm64's, either's)
 FORCE = "SPECLENS_NATIVE_BUILD"
 
 
@@ -53,7 +53,7 @@ def _load() -> tuple[ModuleType | None, str | None]:
     if forced:
         name = f"_kernel_{forced}"
         if name not in BUILDS:
-            return None, f"{FORCE}={forced} names no build (avx512, avx2 or generic)"
+            return None, f"{FORCE}={forced} names no build (avx512, avx2, i8mm, neon or generic)"
         return (ok[name], None) if name in ok else (None, f"the {forced} native build: {why[name]}")
     if ok:
         return next(iter(ok.values())), None

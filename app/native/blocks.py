@@ -11,13 +11,12 @@ import numpy as np
 import torch
 
 from app.native import kquants
+from app.native.records import BLOCK, NAMES, PANEL, Q4_1, Q8_0, RECORD_BYTES, UNIT, field
 
-PANEL, BLOCK = 16, 32
-Q4_1, Q8_0 = 1, 2
-NAMES = {Q4_1: "Q4_1", Q8_0: "Q8_0", **kquants.NAMES}
-# a record: 16 channels x a unit of inputs (32; 256 for the K types), their codes and scales (csrc/blocks.h)
-RECORD_BYTES = {Q4_1: 320, Q8_0: 544, **kquants.RECORD_BYTES}
-UNIT = {Q4_1: BLOCK, Q8_0: BLOCK, **dict.fromkeys(kquants.NAMES, kquants.SUPER)}
+# a record: 16 channels x a unit of inputs (32; 256 for the K types), their codes and scales (records.py's
+# table, which every build's csrc/blocks.h is checked against): NAMES, RECORD_BYTES and UNIT by type
+__all__ = ["BLOCK", "NAMES", "PANEL", "Q4_1", "Q8_0", "RECORD_BYTES", "UNIT", "QMatrix", "from_float", "from_gguf_blocks",
+           "stack"]
 
 
 class QMatrix:
@@ -40,7 +39,10 @@ class QMatrix:
         half = [d] if kind == Q8_0 else [d, m]  # Q8_0's m is -128 d, made in registers
         scales = [x.to(torch.float16).view(p, PANEL, kb).permute(0, 2, 1).contiguous().view(torch.uint8) for x in half]
         self.kind, self.rows, self.n, self.k = kind, rows, n, kb * BLOCK
-        self.data = torch.cat([q, *[x.view(p, kb, 2 * PANEL) for x in scales]], dim=-1).contiguous()  # one record per block
+        data = torch.empty(p, kb, RECORD_BYTES[kind], dtype=torch.uint8)  # one record per block, fields where records.py puts them
+        for name, x in zip(("nibbles", "d", "m") if kind == Q4_1 else ("codes", "d"), [q, *scales], strict=True):
+            data[..., field(kind, name)] = x.reshape(p, kb, -1)
+        self.data = data
         self._native: dict[str, object] = {}
 
     @classmethod
@@ -72,14 +74,17 @@ class QMatrix:
     def unpacked(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(u [n, kb, 32] uint8, d [n, kb], m [n, kb]) float32: the blocks as the constructor took them."""
         p, kb = self.n // PANEL, self.k // BLOCK
-        qb = 256 if self.kind == Q4_1 else 512
-        q = self.data[..., :qb]
-        half = self.data[..., qb:].contiguous().view(torch.float16).float()  # [P, kb, 16 or 32]
-        d = half[..., :PANEL].permute(0, 2, 1).reshape(self.n, kb)
+        q = self.data[..., field(self.kind, "nibbles" if self.kind == Q4_1 else "codes")]
+
+        def f16(name: str) -> torch.Tensor:  # [n, kb]
+            x = self.data[..., field(self.kind, name)].contiguous().view(torch.float16).float()  # [P, kb, 16]
+            return x.permute(0, 2, 1).reshape(self.n, kb)
+
+        d = f16("d")
         if self.kind == Q4_1:
             nib = q.reshape(p, kb, 4, PANEL, 4).permute(0, 3, 1, 2, 4).reshape(self.n, kb, 16)
             u = torch.cat([nib & 15, nib >> 4], dim=-1)
-            m = half[..., PANEL:].permute(0, 2, 1).reshape(self.n, kb)
+            m = f16("m")
         else:
             u = q.reshape(p, kb, 8, PANEL, 4).permute(0, 3, 1, 2, 4).reshape(self.n, kb, BLOCK)
             m = -128.0 * d

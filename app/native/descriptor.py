@@ -1,6 +1,6 @@
 """The native model's descriptor: its dimensions from a config, checked before any weight is read, and the
 one place that names the fields the kernel's Model takes (checked against the build's own layout() when a
-build is imported, so Python and C can never disagree on a field).
+build is imported, so Python and C can never disagree on a field; records.py's block layouts likewise).
 
 The kernel checks every size again (csrc/descriptor.h) and refuses what does not fit; this module says
 why in the app's words first, so a model the kernel cannot run falls back to torch with a reason.
@@ -58,7 +58,9 @@ def layout_mismatch(build) -> str | None:
         return "the native build predates its typed boundary (reinstall: pip install -e .)"
     if tuple(theirs.get("model", ())) != MODEL_FIELDS or tuple(theirs.get("layer", ())) != LAYER_FIELDS:
         return "the native build's descriptor fields differ from this SpecLens's (reinstall: pip install -e .)"
-    return None
+    from app.native.records import mismatch
+
+    return mismatch(build)
 
 
 def dims_of(config) -> Dims:

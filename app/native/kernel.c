@@ -16,8 +16,11 @@
  * about 16 bits, so the activation's rounding is far below the weights' (quality: docs/native-kernels.md).
  * The integer dot is exact; the block's float update is cvt, mul, fma, fma, identical on every path.
  *
- * Built three times by setup.py (AVX-512 VNNI, AVX2, generic); app/native picks the best one
- * whose cpu_ok() is true. No Python object is touched while the GIL is released.
+ * Built by setup.py once per instruction set (x86: AVX-512 VNNI, AVX2, generic; arm64: NEON with the dot
+ * product and i8mm, NEON with the dot product, generic); app/native picks the best one whose cpu_ok() is true. csrc/ holds the plain-C
+ * reference of every vectorised function (`*_ref`), csrc/arch/<arch>/ each instruction set's own forms, and
+ * csrc/dispatch.h the one map from a name to the build's form. No Python object is touched while the GIL is
+ * released.
  *
  * This file is the Python boundary: typed objects (Matrix, Model) built from buffers whose sizes C
  * checks (csrc/descriptor.h), and passes whose every buffer is checked against the model (check_pass),
@@ -29,6 +32,22 @@
 #include <structmember.h>
 
 #include "csrc/native.h"
+
+#if defined(SL_NEON) && defined(__APPLE__)
+#include <sys/sysctl.h>
+/* Whether macOS reports the feature (hw.optional.arm.FEAT_*: 1 where the cores have it). */
+static int apple_has(const char *name) {
+    int has = 0;
+    size_t size = sizeof has;
+    return sysctlbyname(name, &has, &size, NULL, 0) == 0 && has;
+}
+#elif defined(SL_NEON) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13) /* Linux 5.10's value, for older headers */
+#endif
+#endif
 
 #ifndef SL_MODULE
 #define SL_MODULE _kernel_generic
@@ -96,7 +115,7 @@ static int matrix_init(MatrixObject *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "LLLO|L", names, &kind, &n, &k, &data, &digits)) return -1;
     release(&self->view);
     if (take(data, &self->view, U8, 0, "a matrix's data") != 0) return -1;
-    self->m = (QMat){kind, n, k, self->view.buf, (size_t)self->view.len, digits};
+    self->m = (QMat){.type = kind, .n = n, .k = k, .q = self->view.buf, .bytes = (size_t)self->view.len, .digits = digits};
     const char *why = check_matrix(&self->m);
     if (why) {
         PyErr_Format(PyExc_ValueError, "native: %s (type %lld, %lld x %lld, %zd bytes)", why, kind, n, k,
@@ -174,12 +193,12 @@ static void model_clear(ModelObject *self) {
 
 static int vec_of(PyObject *obj, Py_buffer *view, Vec *v, const char *what, int optional) {
     if (optional && obj == Py_None) {
-        *v = (Vec){NULL, 0};
+        *v = (Vec){.p = NULL, .count = 0};
         memset(view, 0, sizeof *view);
         return 0;
     }
     if (take(obj, view, F32, 0, what) != 0) return -1;
-    *v = (Vec){view->buf, items_in(view)};
+    *v = (Vec){.p = view->buf, .count = items_in(view)};
     return 0;
 }
 
@@ -242,8 +261,8 @@ static int model_init(ModelObject *self, PyObject *args, PyObject *kw) {
         return -1;
     }
     Model *md = &self->md;
-    *md = (Model){layers, hidden, heads, kv_heads, head_dim, ffn, vocab, max_pos, (float)eps};
-    md->layer = self->layer;
+    *md = (Model){.layers = layers, .hidden = hidden, .heads = heads, .kv_heads = kv_heads, .head_dim = head_dim,
+                  .ffn = ffn, .vocab = vocab, .max_pos = max_pos, .eps = (float)eps, .layer = self->layer};
     int rc = -1;
     Py_buffer *v = self->views;
     self->nviews = 3 + VIEWS_A_LAYER * layers; /* zeroed until taken: release() skips those */
@@ -355,10 +374,13 @@ static PyObject *py_forward(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "native forward: keys and values are not two [layers, capacity, kv width] caches");
         goto out;
     }
-    Pass ps = {(int)(items_in(&b[2]) > MAX_ROWS ? MAX_ROWS + 1 : items_in(&b[2])), b[0].buf, b[1].buf, b[2].buf,
-               held, masked_from, b[3].buf, b[4].buf, b[5].buf, (int)(cache / per_slot), b[6].buf, keep, b[7].buf,
-               items_in(&b[0]), items_in(&b[1]), items_in(&b[2]), items_in(&b[3]), cache, items_in(&b[6]),
-               items_in(&b[7])};
+    Pass ps = {.n = (int)(items_in(&b[2]) > MAX_ROWS ? MAX_ROWS + 1 : items_in(&b[2])),
+               .tokens = b[0].buf, .inputs = b[1].buf, .positions = b[2].buf, .held = held, .masked_from = masked_from,
+               .visible = b[3].buf, .keys = b[4].buf, .values = b[5].buf, .cap = (int)(cache / per_slot),
+               .hidden_out = b[6].buf, .keep = keep, .logits_out = b[7].buf,
+               .tokens_count = items_in(&b[0]), .inputs_count = items_in(&b[1]), .positions_count = items_in(&b[2]),
+               .visible_count = items_in(&b[3]), .cache_count = cache, .hidden_count = items_in(&b[6]),
+               .logits_count = items_in(&b[7])};
     const char *why = check_pass(md, &ps);
     if (why) {
         PyErr_Format(PyExc_ValueError, "native forward: %s", why);
@@ -487,7 +509,7 @@ static void probe_task(void *ctx, int ith, int nth) {
 static PyObject *py_fp_probe(PyObject *self, PyObject *args) {
     int threads;
     if (!PyArg_ParseTuple(args, "i", &threads)) return NULL;
-    ProbeTask t = {0, 0};
+    ProbeTask t = {.bad = 0, .ran = 0};
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&pool.run_lock);
     FP_PINNED(parallel(probe_task, &t, thread_count(threads)));
@@ -503,9 +525,21 @@ static PyObject *py_cpu_ok(PyObject *self, PyObject *args) {
     int ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
              __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-#elif defined(__AVX2__)
+#elif defined(SL_AVX2)
     __builtin_cpu_init();
     int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#elif defined(SL_NEON) && defined(__APPLE__)
+    int ok = apple_has("hw.optional.arm.FEAT_DotProd");
+#if defined(SL_I8MM)
+    ok = ok && apple_has("hw.optional.arm.FEAT_I8MM");
+#endif
+#elif defined(SL_NEON) && defined(__linux__)
+    int ok = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#if defined(SL_I8MM)
+    ok = ok && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
+#endif
+#elif defined(SL_NEON)
+    int ok = 0; /* no way to ask this system: the generic build runs */
 #else
     int ok = 1;
 #endif
@@ -515,27 +549,57 @@ static PyObject *py_cpu_ok(PyObject *self, PyObject *args) {
 static PyObject *py_isa(PyObject *self, PyObject *args) {
 #if defined(SL_AVX512)
     return PyUnicode_FromString("AVX-512 VNNI");
-#elif defined(__AVX2__)
+#elif defined(SL_AVX2)
     return PyUnicode_FromString("AVX2");
+#elif defined(SL_I8MM)
+    return PyUnicode_FromString("NEON dotprod i8mm");
+#elif defined(SL_NEON)
+    return PyUnicode_FromString("NEON dotprod");
 #else
     return PyUnicode_FromString("generic C");
 #endif
 }
 
-/* The descriptor's field names (Model's keywords, a layer's keys) and the block types' record sizes. */
+/* One block type's layout (blocks.h's Layout): {"type", "unit", "bytes", "fields": {name: (offset, bytes)}}. */
+static PyObject *layout_of(const Layout *lt) {
+    PyObject *fields = PyDict_New();
+    if (!fields) return NULL;
+    for (int f = 0; f < (int)(sizeof lt->field / sizeof *lt->field) && lt->field[f].name; f++) {
+        PyObject *at = Py_BuildValue("(nn)", (Py_ssize_t)lt->field[f].offset, (Py_ssize_t)lt->field[f].bytes);
+        if (!at || PyDict_SetItemString(fields, lt->field[f].name, at) < 0) {
+            Py_XDECREF(at);
+            Py_DECREF(fields);
+            return NULL;
+        }
+        Py_DECREF(at);
+    }
+    return Py_BuildValue("{s:L,s:i,s:n,s:N}", "type", (long long)lt->type, "unit", lt->unit, "bytes",
+                         (Py_ssize_t)lt->bytes, "fields", fields);
+}
+
+/* The descriptor's field names (Model's keywords, a layer's keys) and the block types' records (blocks.h's
+ * structs: each type's unit, record size and fields), so Python holds no number C does not check. */
 static PyObject *py_layout(PyObject *self, PyObject *args) {
     PyObject *model = PyTuple_New(sizeof MODEL_FIELDS / sizeof *MODEL_FIELDS - 1), *layer = PyTuple_New(N_LAYER_FIELDS);
-    if (!model || !layer) {
-        Py_XDECREF(model);
-        Py_XDECREF(layer);
-        return NULL;
-    }
+    PyObject *blocks = PyDict_New(), *records = PyDict_New();
+    if (!model || !layer || !blocks || !records) goto fail;
     for (Py_ssize_t i = 0; MODEL_FIELDS[i]; i++) PyTuple_SET_ITEM(model, i, PyUnicode_FromString(MODEL_FIELDS[i]));
     for (Py_ssize_t i = 0; i < N_LAYER_FIELDS; i++) PyTuple_SET_ITEM(layer, i, PyUnicode_FromString(LAYER_FIELDS[i]));
-    return Py_BuildValue("{s:N,s:N,s:{s:n,s:n,s:n,s:n,s:n}}", "model", model, "layer", layer, "records",
-                         "Q4_1", (Py_ssize_t)record_bytes_of(Q4_1), "Q8_0", (Py_ssize_t)record_bytes_of(Q8_0),
-                         "Q4_K", (Py_ssize_t)record_bytes_of(Q4_K), "Q5_K", (Py_ssize_t)record_bytes_of(Q5_K),
-                         "Q6_K", (Py_ssize_t)record_bytes_of(Q6_K));
+    for (int t = 0; t < N_LAYOUTS; t++) {
+        PyObject *one = layout_of(&LAYOUTS[t]), *size = PyLong_FromSize_t(LAYOUTS[t].bytes);
+        int bad = !one || !size || PyDict_SetItemString(blocks, LAYOUTS[t].name, one) < 0 ||
+                  PyDict_SetItemString(records, LAYOUTS[t].name, size) < 0;
+        Py_XDECREF(one);
+        Py_XDECREF(size);
+        if (bad) goto fail;
+    }
+    return Py_BuildValue("{s:N,s:N,s:N,s:N}", "model", model, "layer", layer, "records", records, "blocks", blocks);
+fail:
+    Py_XDECREF(model);
+    Py_XDECREF(layer);
+    Py_XDECREF(blocks);
+    Py_XDECREF(records);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {

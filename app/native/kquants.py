@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-PANEL, BLOCK, SUPER = 16, 32, 256
-Q4_K, Q5_K, Q6_K = 12, 13, 14
-NAMES = {Q4_K: "Q4_K", Q5_K: "Q5_K", Q6_K: "Q6_K"}
+from app.native import records as layouts
+from app.native.records import PANEL, Q4_K, Q5_K, Q6_K, SUPER, field
+
+NAMES = {kind: layouts.NAMES[kind] for kind in (Q4_K, Q5_K, Q6_K)}
 KINDS = {name: kind for kind, name in NAMES.items()}
 FILE_BYTES = {Q4_K: 144, Q5_K: 176, Q6_K: 210}  # a GGUF's block of 256
-RECORD_BYTES = {Q4_K: 2368, Q5_K: 2880, Q6_K: 3360}  # the kernel's record: 16 channels x 256 inputs
+RECORD_BYTES = {kind: layouts.RECORD_BYTES[kind] for kind in NAMES}  # the kernel's record: 16 channels x 256 inputs
 
 
 def _scale_min(scales: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,19 +106,20 @@ def _records(kind: int, raw: np.ndarray) -> np.ndarray:
     rows, units = fields["q"].shape[:2]
     q = _panels(fields["q"], rows).reshape(-1, PANEL, units, 8, 32)  # [P, c, u, s, 32]
     p = q.shape[0]
-    parts = [_nibbles(q).reshape(p, units, -1)]
+    parts = {"nibbles": _nibbles(q)}
     if kind == Q5_K:
-        parts.append(_masks(q, 4).reshape(p, units, -1))
+        parts["bit4"] = _masks(q, 4)
     if kind == Q6_K:
-        parts.append(np.stack([_masks(q, 4), _masks(q, 5)], axis=3).reshape(p, units, -1))  # [s][plane][g]
-        sc = _panels(fields["sc"], rows).transpose(0, 2, 3, 1)  # [P, u, 16 sub16, c]
-        parts += [sc.view(np.uint8).reshape(p, units, -1), _fp16(fields["d"], rows)]
+        parts["bits"] = np.stack([_masks(q, 4), _masks(q, 5)], axis=3)  # [s][plane][g]
+        parts["scale"] = _panels(fields["sc"], rows).transpose(0, 2, 3, 1).view(np.uint8)  # [P, u, 16 sub16, c]
+        parts["d"] = _fp16(fields["d"], rows)
     else:
-        for name in ("sc", "mn"):
-            parts.append(_panels(fields[name], rows).transpose(0, 2, 3, 1).reshape(p, units, -1))  # [P, u, s, c]
-        parts += [_fp16(fields["d"], rows), _fp16(fields["dmin"], rows)]
-    data = np.concatenate([x.astype(np.uint8, copy=False) for x in parts], axis=-1)
-    assert data.shape[-1] == RECORD_BYTES[kind], (data.shape, kind)
+        parts["scale"], parts["min"] = (_panels(fields[name], rows).transpose(0, 2, 3, 1) for name in ("sc", "mn"))  # [P, u, s, c]
+        parts["d"], parts["dmin"] = _fp16(fields["d"], rows), _fp16(fields["dmin"], rows)
+    data = np.empty((p, units, RECORD_BYTES[kind]), np.uint8)
+    assert set(parts) == set(layouts.LAYOUTS[NAMES[kind]]["fields"]), (kind, set(parts))
+    for name, x in parts.items():  # each field where the record's layout (records.py) puts it
+        data[..., field(kind, name)] = x.astype(np.uint8, copy=False).reshape(p, units, -1)
     return data
 
 
@@ -131,28 +133,26 @@ def dequantize(kind: int, data: np.ndarray, rows: int) -> np.ndarray:
     """The float32 weights [rows, k] records hold: the inverse of `records`, as the kernel's scalar path reads
     them (csrc/blocks.h), for checks against the gguf package."""
     p, units, _ = data.shape
-    nib = data[..., :2048].reshape(p, units, 8, 4, PANEL, 4)  # [P, u, s, j, c, i]
+    nib = data[..., field(kind, "nibbles")].reshape(p, units, 8, 4, PANEL, 4)  # [P, u, s, j, c, i]
     low = (nib & 0x0F).transpose(0, 4, 1, 2, 3, 5).reshape(p, PANEL, units, 8, 16)  # input 4j + i
     high = (nib >> 4).transpose(0, 4, 1, 2, 3, 5).reshape(p, PANEL, units, 8, 16)  # input 16 + 4j + i
     q = np.concatenate([low, high], axis=-1).astype(np.int32)  # [P, c, u, s, 32]
 
-    def f16(at: int) -> np.ndarray:  # [P, c, u]
-        return data[..., at : at + 32].copy().view(np.float16).astype(np.float32).transpose(0, 2, 1)
+    def f16(name: str) -> np.ndarray:  # [P, c, u]
+        return data[..., field(kind, name)].copy().view(np.float16).astype(np.float32).transpose(0, 2, 1)
 
     if kind == Q6_K:
-        planes = data[..., 2048:3072].reshape(p, units, 8, 2, 64)
+        planes = data[..., field(kind, "bits")].reshape(p, units, 8, 2, 64)
         q = q | (mask_bits_of(planes[..., 0, :], p, units) << 4) | (mask_bits_of(planes[..., 1, :], p, units) << 5)
-        sc = data[..., 3072:3328].copy().view(np.int8).reshape(p, units, 16, PANEL).transpose(0, 3, 1, 2)
-        d = f16(3328)[..., None] * sc.astype(np.float32)  # [P, c, u, 16]
+        sc = data[..., field(kind, "scale")].copy().view(np.int8).reshape(p, units, 16, PANEL).transpose(0, 3, 1, 2)
+        d = f16("d")[..., None] * sc.astype(np.float32)  # [P, c, u, 16]
         w = d.reshape(p, PANEL, units, 8, 2, 1) * (q.reshape(p, PANEL, units, 8, 2, 16) - 32).astype(np.float32)
     else:
-        at = 2048
         if kind == Q5_K:
-            q = q | (mask_bits_of(data[..., at : at + 512].reshape(p, units, 8, 64), p, units) << 4)
-            at += 512
-        sc = data[..., at : at + 128].reshape(p, units, 8, PANEL).transpose(0, 3, 1, 2).astype(np.float32)
-        mn = data[..., at + 128 : at + 256].reshape(p, units, 8, PANEL).transpose(0, 3, 1, 2).astype(np.float32)
-        d, dmin = f16(at + 256)[..., None] * sc, f16(at + 288)[..., None] * mn  # [P, c, u, 8]
+            q = q | (mask_bits_of(data[..., field(kind, "bit4")].reshape(p, units, 8, 64), p, units) << 4)
+        sc = data[..., field(kind, "scale")].reshape(p, units, 8, PANEL).transpose(0, 3, 1, 2).astype(np.float32)
+        mn = data[..., field(kind, "min")].reshape(p, units, 8, PANEL).transpose(0, 3, 1, 2).astype(np.float32)
+        d, dmin = f16("d")[..., None] * sc, f16("dmin")[..., None] * mn  # [P, c, u, 8]
         w = d[..., None] * q.astype(np.float32) - dmin[..., None]
     return w.reshape(p * PANEL, units * SUPER)[:rows]
 

@@ -42,6 +42,22 @@ def test_a_build_whose_fields_differ_is_refused_with_a_reason():
     assert "predates" in descriptor.layout_mismatch(object())
 
 
+def test_a_build_whose_records_differ_is_refused_with_a_reason():
+    from app.native import records
+
+    good = BUILDS[0].layout()
+    assert good["blocks"] == {name: {**spec, "fields": dict(spec["fields"])} for name, spec in records.LAYOUTS.items()}
+    moved = {**good, "blocks": {**good["blocks"], "Q6_K": {**good["blocks"]["Q6_K"], "fields": {
+        **good["blocks"]["Q6_K"]["fields"], "d": (3072, 32)}}}}
+
+    class Moved:
+        @staticmethod
+        def layout():
+            return moved
+
+    assert "Q6_K" in descriptor.layout_mismatch(Moved)
+
+
 @pytest.mark.parametrize("name", ["avx512", "avx2", "generic", "sse9"])
 def test_a_forced_build_runs_or_says_why(monkeypatch, name):
     monkeypatch.setenv(native.FORCE, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -14,11 +15,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "app" / "native" / "kernel.c"
-BUILDS = {  # as setup.py's, which the test checks
+X86_BUILDS = {  # as setup.py's, which the test checks
     "_kernel_avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mfma", "-mf16c"],
     "_kernel_avx2": ["-mavx2", "-mfma", "-mf16c"],
     "_kernel_generic": [],
 }
+ARM64_BUILDS = {
+    "_kernel_i8mm": ["-march=armv8.2-a+dotprod+i8mm"],
+    "_kernel_neon": ["-march=armv8.2-a+dotprod"],
+    "_kernel_generic": [],
+}
+_MACHINE = platform.machine().lower()
+BUILDS = (X86_BUILDS if _MACHINE in ("x86_64", "amd64", "i686", "i386")
+          else ARM64_BUILDS if _MACHINE in ("arm64", "aarch64") else {"_kernel_generic": []})  # this machine's
 FLAGS = ["-O1", "-g", "-std=c11", "-ffp-contract=off", "-D_GNU_SOURCE", "-fno-math-errno", "-fPIC", "-shared",
          "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined", "-fno-omit-frame-pointer"]
 
@@ -54,7 +63,7 @@ def build(cc: str, out: Path, names=tuple(BUILDS), source: Path = SOURCE) -> Pat
 def build_cached(cc: str) -> Path:
     """Every build, sanitized, in a folder of this checkout's build/ named for the sources and flags: the
     sanitizer test and the native fuzzer share one compile, and a rerun of the suite none."""
-    sources = sorted([SOURCE, *(SOURCE.parent / "csrc").glob("*.h")])
+    sources = sorted([SOURCE, *(SOURCE.parent / "csrc").rglob("*.h")])
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + repr((FLAGS, BUILDS, cc)).encode()).hexdigest()[:16]
     final = ROOT / "build" / f"sanitized-kernels-{key}"
     if final.is_dir():

@@ -5,27 +5,109 @@
  * one panel of 16 channels and one unit of inputs; inside it, a block's codes are in the order vpdpbusd reads
  * them: group g (inputs 4g .. 4g + 3) of channel c is the 32-bit lane c of a 64-byte vector.
  *
- *   Q4_1 (unit 32, 320 bytes): nibbles[256] (byte j*64 + c*4 + i: input 4j+i low, 16+4j+i high), d[16], m[16]
- *                              as float16 (a GGUF's Q4_1 blocks, unchanged)
- *   Q8_0 (unit 32, 544 bytes): codes[512] (byte g*64 + c*4 + i: q + 128), d[16] float16; m = -128 d
- *   Q4_K (unit 256, 2368 bytes): nibbles[8][256] as Q4_1's, scale[8][16] and min[8][16] (6-bit, unpacked
- *                              from llama.cpp's 12 bytes), d[16] and dmin[16] float16: d = d sc, m = -dmin mn
- *   Q5_K (unit 256, 2880 bytes): nibbles[8][256], bit 4 of each code as masks[8][8] (uint64: bit c*4 + i of
- *                              block s's group g), scale[8][16], min[8][16], d[16], dmin[16]
- *   Q6_K (unit 256, 3360 bytes): nibbles[8][256], bits 4 and 5 as masks[8][2][8], scale[16][16] (int8, one
- *                              for each 16 inputs), d[16] float16: d = d sc, m = -32 d sc for each half
+ *   Q4_1 (unit 32): nibbles as a GGUF's Q4_1 blocks hold them, d and m float16
+ *   Q8_0 (unit 32): codes q + 128, d float16; m = -128 d
+ *   Q4_K (unit 256): eight blocks' nibbles as Q4_1's, scale and min (6-bit, unpacked from llama.cpp's 12
+ *                    bytes to a byte each), d and dmin float16: d = d sc, m = -dmin mn
+ *   Q5_K (unit 256): as Q4_K, with bit 4 of each code as a 64-bit mask a block and group (bit c*4 + i)
+ *   Q6_K (unit 256): nibbles, bits 4 and 5 as two such masks, scale (int8, one for each 16 inputs), d float16:
+ *                    d = d sc, m = -32 d sc for each half
  *
- * The K records hold the file's bytes and ~3% more (scales unpacked to a byte each); blocks.py packs them. */
+ * The structs below are the layout: every size and offset the kernel reads comes from them (the asserts only
+ * check them). The K records hold the file's bytes and ~3% more (scales unpacked to a byte each); blocks.py
+ * and kquants.py pack them. */
+
+/* One struct per record type: its fields' sizes and order are the layout, offsetof is every offset the
+ * kernel reads, and layout() hands the same numbers to Python (native/records.py checks its table against
+ * them at import). Bytes throughout (float16 as two bytes, masks as eight), so no field is padded or aligned. */
+typedef struct {
+    uint8_t nibbles[4][PANEL][4]; /* [j][c][i]: input 4j + i low nibble, 16 + 4j + i high */
+    uint8_t d[PANEL][2], m[PANEL][2];
+} RecordQ4_1;
+
+typedef struct {
+    uint8_t codes[8][PANEL][4]; /* [g][c][i]: q + 128 of input 4g + i */
+    uint8_t d[PANEL][2];
+} RecordQ8_0;
+
+typedef struct {
+    uint8_t nibbles[8][256]; /* block s as Q4_1's nibbles */
+    uint8_t scale[8][PANEL], min[8][PANEL];
+    uint8_t d[PANEL][2], dmin[PANEL][2];
+} RecordQ4_K;
+
+typedef struct {
+    uint8_t nibbles[8][256];
+    uint8_t bit4[8][8][8]; /* [s][g]: a uint64 whose bit c*4 + i is bit 4 of input 4g + i of channel c */
+    uint8_t scale[8][PANEL], min[8][PANEL];
+    uint8_t d[PANEL][2], dmin[PANEL][2];
+} RecordQ5_K;
+
+typedef struct {
+    uint8_t nibbles[8][256];
+    uint8_t bits[8][2][8][8]; /* [s][plane][g]: bit 4 (plane 0) and bit 5 (plane 1), as Q5_K's bit4 */
+    int8_t scale[16][PANEL];  /* one for each 16 inputs */
+    uint8_t d[PANEL][2];
+} RecordQ6_K;
+
+_Static_assert(sizeof(RecordQ4_1) == 320 && offsetof(RecordQ4_1, d) == 256 && offsetof(RecordQ4_1, m) == 288,
+               "Q4_1's record");
+_Static_assert(sizeof(RecordQ8_0) == 544 && offsetof(RecordQ8_0, d) == 512, "Q8_0's record");
+_Static_assert(sizeof(RecordQ4_K) == 2368 && offsetof(RecordQ4_K, scale) == 2048 && offsetof(RecordQ4_K, d) == 2304,
+               "Q4_K's record");
+_Static_assert(sizeof(RecordQ5_K) == 2880 && offsetof(RecordQ5_K, bit4) == 2048 && offsetof(RecordQ5_K, scale) == 2560,
+               "Q5_K's record");
+_Static_assert(sizeof(RecordQ6_K) == 3360 && offsetof(RecordQ6_K, bits) == 2048 && offsetof(RecordQ6_K, scale) == 3072 &&
+               offsetof(RecordQ6_K, d) == 3328, "Q6_K's record");
+/* What the vector loads assume: a block's nibbles (or codes) start the record, one block after another. */
+_Static_assert(offsetof(RecordQ4_1, nibbles) == 0 && offsetof(RecordQ8_0, codes) == 0 && offsetof(RecordQ4_K, nibbles) == 0 &&
+               offsetof(RecordQ5_K, nibbles) == 0 && offsetof(RecordQ6_K, nibbles) == 0, "codes first");
+_Static_assert(offsetof(RecordQ4_K, dmin) - offsetof(RecordQ4_K, scale) == offsetof(RecordQ5_K, dmin) - offsetof(RecordQ5_K, scale) &&
+               offsetof(RecordQ4_K, min) - offsetof(RecordQ4_K, scale) == offsetof(RecordQ5_K, min) - offsetof(RecordQ5_K, scale) &&
+               offsetof(RecordQ4_K, d) - offsetof(RecordQ4_K, scale) == offsetof(RecordQ5_K, d) - offsetof(RecordQ5_K, scale),
+               "Q4_K's and Q5_K's scale fields in one order");
+
+/* The table layout() returns: each type's unit, record size and fields (offset, bytes), from the structs. */
+typedef struct {
+    const char *name;
+    size_t offset, bytes;
+} Field;
+
+typedef struct {
+    int64_t type;
+    const char *name;
+    int unit;
+    size_t bytes;
+    Field field[6]; /* up to the first with no name */
+} Layout;
+
+#define FIELD(T, f) {.name = #f, .offset = offsetof(T, f), .bytes = sizeof(((T *)0)->f)}
+static const Layout LAYOUTS[] = {
+    {.type = Q4_1, .name = "Q4_1", .unit = 32, .bytes = sizeof(RecordQ4_1),
+     .field = {FIELD(RecordQ4_1, nibbles), FIELD(RecordQ4_1, d), FIELD(RecordQ4_1, m)}},
+    {.type = Q8_0, .name = "Q8_0", .unit = 32, .bytes = sizeof(RecordQ8_0),
+     .field = {FIELD(RecordQ8_0, codes), FIELD(RecordQ8_0, d)}},
+    {.type = Q4_K, .name = "Q4_K", .unit = 256, .bytes = sizeof(RecordQ4_K),
+     .field = {FIELD(RecordQ4_K, nibbles), FIELD(RecordQ4_K, scale), FIELD(RecordQ4_K, min), FIELD(RecordQ4_K, d),
+               FIELD(RecordQ4_K, dmin)}},
+    {.type = Q5_K, .name = "Q5_K", .unit = 256, .bytes = sizeof(RecordQ5_K),
+     .field = {FIELD(RecordQ5_K, nibbles), FIELD(RecordQ5_K, bit4), FIELD(RecordQ5_K, scale), FIELD(RecordQ5_K, min),
+               FIELD(RecordQ5_K, d), FIELD(RecordQ5_K, dmin)}},
+    {.type = Q6_K, .name = "Q6_K", .unit = 256, .bytes = sizeof(RecordQ6_K),
+     .field = {FIELD(RecordQ6_K, nibbles), FIELD(RecordQ6_K, bits), FIELD(RecordQ6_K, scale), FIELD(RecordQ6_K, d)}},
+};
+#undef FIELD
+#define N_LAYOUTS ((int)(sizeof LAYOUTS / sizeof *LAYOUTS))
 
 static int unit_of(int64_t type) { return type == Q4_K || type == Q5_K || type == Q6_K ? 256 : 32; }
 
 static size_t record_bytes_of(int64_t type) {
     switch (type) {
-    case Q4_1: return 320;
-    case Q8_0: return 544;
-    case Q4_K: return 2368;
-    case Q5_K: return 2880;
-    case Q6_K: return 3360;
+    case Q4_1: return sizeof(RecordQ4_1);
+    case Q8_0: return sizeof(RecordQ8_0);
+    case Q4_K: return sizeof(RecordQ4_K);
+    case Q5_K: return sizeof(RecordQ5_K);
+    case Q6_K: return sizeof(RecordQ6_K);
     default: return 0;
     }
 }
@@ -48,16 +130,25 @@ static uint64_t load64(const uint8_t *at) {
     return v;
 }
 
+/* A field of Q4_K's or Q5_K's record (the same order in both: asserted above). */
+#define K_FIELD(type, f) ((type) == Q4_K ? offsetof(RecordQ4_K, f) : offsetof(RecordQ5_K, f))
+
+/* Offset of Q5_K's bit-4 mask (plane 0) or Q6_K's plane `plane` mask for group g of block sub. */
+static size_t mask_at(int64_t type, int sub, int plane, int g) {
+    return type == Q5_K ? offsetof(RecordQ5_K, bit4) + ((size_t)sub * 8 + g) * 8
+                        : offsetof(RecordQ6_K, bits) + (((size_t)sub * 2 + plane) * 8 + g) * 8;
+}
+
 /* Code q of input i (0..31) of channel c in block `sub` of record `rec`. */
 static int code_of(int64_t type, const uint8_t *rec, int sub, int c, int i) {
     int g = i / 4, lane = c * 4 + i % 4;
-    if (type == Q8_0) return rec[g * 64 + lane];
+    if (type == Q8_0) return rec[offsetof(RecordQ8_0, codes) + g * 64 + lane];
     const uint8_t *nib = rec + (size_t)sub * 256;
     int byte = nib[(g % 4) * 64 + lane], q = g < 4 ? byte & 15 : byte >> 4;
-    if (type == Q5_K) q |= (int)((load64(rec + 2048 + ((size_t)sub * 8 + g) * 8) >> lane) & 1) << 4;
+    if (type == Q5_K) q |= (int)((load64(rec + mask_at(type, sub, 0, g)) >> lane) & 1) << 4;
     if (type == Q6_K) {
-        q |= (int)((load64(rec + 2048 + (((size_t)sub * 2 + 0) * 8 + g) * 8) >> lane) & 1) << 4;
-        q |= (int)((load64(rec + 2048 + (((size_t)sub * 2 + 1) * 8 + g) * 8) >> lane) & 1) << 5;
+        q |= (int)((load64(rec + mask_at(type, sub, 0, g)) >> lane) & 1) << 4;
+        q |= (int)((load64(rec + mask_at(type, sub, 1, g)) >> lane) & 1) << 5;
     }
     return q;
 }
@@ -72,77 +163,21 @@ static float f16_at(const uint8_t *at) {
 static void scale_of(int64_t type, const uint8_t *rec, int sub, int c, int half, float *d, float *m) {
     switch (type) {
     case Q4_1:
-        *d = f16_at(rec + 256 + 2 * c), *m = f16_at(rec + 288 + 2 * c);
+        *d = f16_at(rec + offsetof(RecordQ4_1, d) + 2 * c), *m = f16_at(rec + offsetof(RecordQ4_1, m) + 2 * c);
         return;
     case Q8_0:
-        *d = f16_at(rec + 512 + 2 * c), *m = -128.0f * *d;
+        *d = f16_at(rec + offsetof(RecordQ8_0, d) + 2 * c), *m = -128.0f * *d;
         return;
     case Q4_K:
-    case Q5_K: {
-        size_t sc = type == Q4_K ? 2048 : 2560;
-        *d = f16_at(rec + sc + 256 + 2 * c) * (float)rec[sc + (size_t)sub * 16 + c];
-        *m = -(f16_at(rec + sc + 288 + 2 * c) * (float)rec[sc + 128 + (size_t)sub * 16 + c]);
+    case Q5_K:
+        *d = f16_at(rec + K_FIELD(type, d) + 2 * c) * (float)rec[K_FIELD(type, scale) + (size_t)sub * 16 + c];
+        *m = -(f16_at(rec + K_FIELD(type, dmin) + 2 * c) * (float)rec[K_FIELD(type, min) + (size_t)sub * 16 + c]);
         return;
-    }
     default: { /* Q6_K */
-        float s = (float)(int8_t)rec[3072 + ((size_t)sub * 2 + half) * 16 + c];
-        *d = f16_at(rec + 3328 + 2 * c) * s;
+        float s = (float)(int8_t)rec[offsetof(RecordQ6_K, scale) + ((size_t)sub * 2 + half) * 16 + c];
+        *d = f16_at(rec + offsetof(RecordQ6_K, d) + 2 * c) * s;
         *m = -32.0f * *d;
         return;
     }
     }
 }
-
-#ifdef SL_AVX512
-/* Block `sub` of record `rec` for 16 channels: wv[g] the codes of group g, d[h] and m[h] for each half h
- * (both halves the same for types without halves). The same float operations as scale_of, lane by lane. */
-static inline __attribute__((always_inline)) void load_block(int64_t type, const uint8_t *rec, int sub,
-                                                             __m512i wv[8], __m512 d[2], __m512 m[2]) {
-    const __m512i low = _mm512_set1_epi8(0x0F);
-    if (type == Q8_0) {
-        for (int j = 0; j < 8; j++) wv[j] = _mm512_loadu_si512((const __m512i *)rec + j);
-        d[0] = d[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 512)));
-        m[0] = m[1] = _mm512_mul_ps(d[0], _mm512_set1_ps(-128.0f));
-        return;
-    }
-    const __m512i *nib = (const __m512i *)(rec + (size_t)sub * 256);
-    for (int j = 0; j < 4; j++) {
-        __m512i raw = _mm512_loadu_si512(nib + j);
-        wv[j] = _mm512_and_si512(raw, low);
-        wv[j + 4] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low);
-    }
-    if (type == Q4_1) {
-        d[0] = d[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 256)));
-        m[0] = m[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 288)));
-        return;
-    }
-    if (type == Q5_K) {
-        const __m512i bit4 = _mm512_set1_epi8(16);
-        for (int g = 0; g < 8; g++)
-            wv[g] = _mm512_or_si512(wv[g], _mm512_maskz_mov_epi8(load64(rec + 2048 + ((size_t)sub * 8 + g) * 8), bit4));
-    }
-    if (type == Q4_K || type == Q5_K) {
-        size_t sc = type == Q4_K ? 2048 : 2560;
-        __m512 dd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + sc + 256)));
-        __m512 dm = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + sc + 288)));
-        __m512 s = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(rec + sc + (size_t)sub * 16))));
-        __m512 n = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(rec + sc + 128 + (size_t)sub * 16))));
-        d[0] = d[1] = _mm512_mul_ps(dd, s);
-        m[0] = m[1] = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(dm, n));
-        return;
-    }
-    /* Q6_K */
-    const __m512i bit4 = _mm512_set1_epi8(16), bit5 = _mm512_set1_epi8(32);
-    for (int g = 0; g < 8; g++) {
-        __mmask64 lo = load64(rec + 2048 + (((size_t)sub * 2 + 0) * 8 + g) * 8);
-        __mmask64 hi = load64(rec + 2048 + (((size_t)sub * 2 + 1) * 8 + g) * 8);
-        wv[g] = _mm512_or_si512(wv[g], _mm512_or_si512(_mm512_maskz_mov_epi8(lo, bit4), _mm512_maskz_mov_epi8(hi, bit5)));
-    }
-    __m512 dd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + 3328)));
-    for (int h = 0; h < 2; h++) {
-        __m512 s = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(rec + 3072 + ((size_t)sub * 2 + h) * 16))));
-        d[h] = _mm512_mul_ps(dd, s);
-        m[h] = _mm512_mul_ps(d[h], _mm512_set1_ps(-32.0f));
-    }
-}
-#endif

@@ -7,14 +7,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
-#include <immintrin.h>
-#define SL_AVX512 1
-#endif
 
 #define PANEL 16
 #define BLOCK 32
@@ -47,6 +43,21 @@ typedef struct {
     size_t bytes;     /* what q holds: checked against n, k and the type's record before any pass */
     int64_t digits;   /* activation digits this matrix multiplies: 2 (~16 bits) or 1 (8 bits, half the MACs) */
 } QMat;
+
+#define MAX_PARTS 3
+
+/* A projection whose output columns come from up to three matrices side by side (q, k and v, or gate and
+ * up, each in its own block type as a GGUF holds them): one parallel region over all their panels. */
+typedef struct {
+    QMat part[MAX_PARTS];
+    int count;
+} Proj;
+
+static int64_t proj_rows(const Proj *w) {
+    int64_t n = 0;
+    for (int j = 0; j < w->count; j++) n += w->part[j].n;
+    return n;
+}
 
 /* One row's block of 32 activations as two int8 digits. a1 alone is the block rounded to 8 bits
  * (x ~ 256 S a1, as llama.cpp's Q8_1 rounds it); a2 carries the next 8 bits of what a1 left over. A matrix

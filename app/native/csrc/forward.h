@@ -1,5 +1,28 @@
 /* The pass over n rows: the whole model, its scratch sized from md's checked dimensions. */
 
+/* Attention's jobs: each (row, kv head) whole on one thread, its visible slots gathered in slot order, then
+ * the build's attend_heads (dispatch.h). */
+static void attend_job(const AttentionTask *t, int i, int g, float *scores, int *slots) {
+    int count = 0, from = t->visible ? t->masked_from : t->held, width_seen = t->held - from + t->n;
+    for (int s = 0; s < from; s++) slots[count++] = s;
+    for (int s = from; s < t->held + t->n; s++)
+        if (t->visible ? t->visible[(size_t)i * width_seen + (s - from)] : s - t->held <= i) slots[count++] = s;
+    attend_heads(t, i, g, scores, slots, count);
+}
+
+static void attention_task(void *ctx, int ith, int nth) {
+    AttentionTask *t = ctx;
+    int lo, hi;
+    Chunks c = chunked(t->n * t->md->kv_heads, nth);
+    size_t room = (size_t)(t->held + t->n);
+    float *scores = t->scratch + (size_t)ith * room * MAX_GROUP; /* each thread's own: ith < nth */
+    int *slots = t->slots + (size_t)ith * room;
+    while (claim(&c, &lo, &hi))
+        for (int job = lo; job < hi; job++) attend_job(t, job / t->md->kv_heads, job % t->md->kv_heads, scores, slots);
+}
+
+
+
 static void *grab(size_t bytes, int *failed) {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) *failed = 1;
@@ -99,7 +122,9 @@ static int run_forward(const Model *md, const Pass *ps, int nth) {
             memcpy(kc + (size_t)(held + r) * kvw, row + aw, sizeof(float) * kvw);
             memcpy(vc + (size_t)(held + r) * kvw, row + aw + kvw, sizeof(float) * kvw);
         }
-        AttentionTask at = {md, n, held, cap, l, masked_from, visible, qkv, kc, vc, att, scratch, slots};
+        AttentionTask at = {.md = md, .n = n, .held = held, .cap = cap, .layer = l, .masked_from = masked_from,
+                            .visible = visible, .qkv = qkv, .kc = kc, .vc = vc, .out = att, .scratch = scratch,
+                            .slots = slots};
         int jobs = n * md->kv_heads;
         parallel(attention_task, &at, nth < jobs ? nth : jobs);
         for (int r = 0; r < n; r++) quantize_row(att + (size_t)r * aw, aw, xq + (size_t)r * (aw / BLOCK));
