@@ -4,8 +4,10 @@
 #define SL_COMMON_H
 #include <fenv.h>
 #include <math.h>
+#ifndef _WIN32 /* pool.h has the Windows thread layer */
 #include <pthread.h>
 #include <sched.h>
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
