@@ -1,0 +1,214 @@
+"""The native kernel's C on the laptops people bring, proven here by cross-builds run under emulation: the pure-C
+harness (tests/native/cross/harness.c: the csrc headers, no Python) built for arm64 and run under
+`qemu-aarch64 -cpu max`, and built with mingw-w64 and run under wine, against the same harness built natively
+for x86-64 with no SIMD flags (the generic reference) on the same inputs (cross/inputs.py: SpecLens's own
+packing code, every block type, odd shapes).
+
+What holds, measured: on every platform each row is bit-identical across row counts (1..n) and thread counts
+(1..3) (the harness checks that itself), and every output equals the reference's exactly: the integer parts
+(activation digits, greedy tokens, argmaxes) and the float parts (digit sums, every matrix's outputs, the
+logits). The float bound is therefore 0 ulp; it holds on Windows because csrc/portable.h computes fmaf there
+(mingw-w64's own fmaf is not correctly rounded: before it, matmul outputs differed by ~1e-7 of the row's
+largest). A libm difference elsewhere (expf) would show here as a failure to look at, not pass inside a bound.
+
+Each platform has planted-bug twins, built from a patched copy of csrc: one where a row's sum depends on how
+many rows share its tile (the harness's own row check must catch it), one where the port's block update is
+mul + add instead of fmaf (rows stay consistent; the comparison with the reference must catch it).
+
+Toolchains: packaging/cross_tools.sh installs them (CI: packaging/setup.sh test); a missing one skips its
+platform with the reason. A NEON build is one more CONFIGS entry (its flags, same compiler and runner)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from cross import inputs
+
+ROOT = Path(__file__).resolve().parents[2]
+CSRC = ROOT / "app" / "models" / "native" / "csrc"
+HARNESS = Path(__file__).resolve().parent / "cross" / "harness.c"
+# setup.py's COMMON flags that decide a row's bits (-ffp-contract=off above all), at -O2
+FLAGS = ["-O2", "-std=c11", "-ffp-contract=off", "-fno-math-errno", "-D_GNU_SOURCE", "-Wall", "-Wno-unused-function"]
+INTEGER_TAGS = {"D": "activation digits", "G": "greedy tokens", "A": "argmax of each row"}
+FLOAT_TAGS = {"S": "digit sums", "M": "matrix outputs", "L": "logits"}
+FLOAT_BOUND_ULP = 0  # measured: every float output equals the reference's bits on arm64 and on Windows
+
+
+def _wine() -> str | None:
+    for name in ("wine64", "wine"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return "/usr/lib/wine/wine64" if Path("/usr/lib/wine/wine64").is_file() else None  # Debian's, off PATH
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    compiler: str
+    flags: tuple[str, ...]
+    runner: tuple[str, ...]  # the emulator, () for a native run
+    exe: str = "harness"
+
+    def missing(self) -> str | None:
+        for tool in (self.compiler, *self.runner[:1]):
+            if not (shutil.which(tool) or Path(tool).is_file()):
+                return f"{tool} not found (packaging/cross_tools.sh installs the cross toolchains)"
+        return None
+
+
+REFERENCE = Config("x86-64 generic", shutil.which("gcc") or "cc", (), ())
+CONFIGS = [
+    Config("arm64", "aarch64-linux-gnu-gcc", ("-static",), ("qemu-aarch64", "-cpu", "max")),
+    Config("windows-x86-64", "x86_64-w64-mingw32-gcc", ("-static",), (_wine() or "wine64",), "harness.exe"),
+]
+
+
+def build(config: Config, out: Path, csrc: Path = CSRC) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    exe = out / config.exe
+    cmd = [config.compiler, *FLAGS, *config.flags, f"-I{csrc}", str(HARNESS), "-o", str(exe), "-lm"]
+    if not config.runner:
+        cmd.append("-lpthread")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{config.name} build failed:\n{done.stderr[-4000:]}"
+    return exe
+
+
+def wine_env() -> dict:
+    prefix = ROOT / "build" / "wine-prefix"  # kept between runs: wine's first start makes it (seconds)
+    prefix.mkdir(parents=True, exist_ok=True)
+    return dict(os.environ, WINEDEBUG="-all", WINEPREFIX=str(prefix), WINEDLLOVERRIDES="mscoree,mshtml=")
+
+
+def run(config: Config, exe: Path, data: Path) -> tuple[int, dict]:
+    env = wine_env() if config.exe.endswith(".exe") else None
+    done = subprocess.run([*config.runner, str(exe), str(data)], capture_output=True, text=True, timeout=600, env=env)
+    lines = done.stdout.replace("\r\n", "\n").splitlines()
+    assert lines and lines[-1].startswith("END "), f"{config.name}: no END line\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    outputs = {}
+    for line in lines:
+        tag, *rest = line.split(" ")
+        if tag in INTEGER_TAGS or tag in FLOAT_TAGS:
+            outputs[(tag, rest[0], rest[1])] = rest[2:]
+        elif tag == "FAIL":
+            outputs.setdefault(("FAIL",), []).append(line)
+    return done.returncode, outputs
+
+
+def _ordered(bits: str) -> int:
+    v = int(bits, 16)
+    return v if v < 0x80000000 else 0x80000000 - v
+
+
+def differences(ref: dict, got: dict) -> list[str]:
+    """What differs, by kind: integer parts exactly, float parts beyond FLOAT_BOUND_ULP (with the largest gap)."""
+    found = []
+    if set(ref) != set(got):
+        found.append(f"outputs present in one only: {sorted(set(ref) ^ set(got))[:5]}")
+    for kinds, exact in ((INTEGER_TAGS, True), (FLOAT_TAGS, False)):
+        for tag, what in kinds.items():
+            keys = [k for k in ref if k[0] == tag and k in got]
+            if exact:
+                bad = [k for k in keys if ref[k] != got[k]]
+                if bad:
+                    found.append(f"{what}: {len(bad)} of {len(keys)} differ, first {bad[0]}")
+                continue
+            worst, count = 0, 0
+            for k in keys:
+                gap = max((abs(_ordered(a) - _ordered(b)) for a, b in zip(ref[k], got[k], strict=False)), default=0)
+                if gap > FLOAT_BOUND_ULP or len(ref[k]) != len(got[k]):
+                    count, worst = count + 1, max(worst, gap)
+            if count:
+                found.append(f"{what}: {count} of {len(keys)} rows beyond {FLOAT_BOUND_ULP} ulp (worst {worst} ulp)")
+    return found
+
+
+def as_floats(bits: list[str]) -> list[float]:
+    return [struct.unpack("<f", int(b, 16).to_bytes(4, "little"))[0] for b in bits]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    return inputs.write(tmp_path_factory.mktemp("cross") / "inputs.bin")
+
+
+@pytest.fixture(scope="module")
+def reference(data, tmp_path_factory) -> dict:
+    if REFERENCE.missing():
+        pytest.skip(REFERENCE.missing())
+    rc, outputs = run(REFERENCE, build(REFERENCE, tmp_path_factory.mktemp("reference")), data)
+    assert rc == 0 and ("FAIL",) not in outputs, outputs.get(("FAIL",))
+    return outputs
+
+
+# The planted twins: (file, the line as csrc has it, the line planted)
+ROW_BUG = ("acc[r][c] = fmaf(m[h][c], sa, acc[r][c]);",  # the last row of a multi-row tile rounds its update apart
+           "acc[r][c] = (R > 1 && r == R - 1) ? m[h][c] * sa + acc[r][c] : fmaf(m[h][c], sa, acc[r][c]);")
+DRIFT_BUG = ("acc[r][c] = fmaf(d[h][c], f, acc[r][c]);",  # the port's block update: mul + add, on every row alike
+             "acc[r][c] = d[h][c] * f + acc[r][c];")
+
+
+def planted(tmp: Path, bug: tuple[str, str]) -> Path:
+    copy = tmp / "csrc"
+    shutil.copytree(CSRC, copy)
+    hits = 0
+    for header in copy.rglob("*.h"):
+        text = header.read_text()
+        if bug[0] in text:
+            header.write_text(text.replace(bug[0], bug[1]))
+            hits += 1
+    assert hits, f"the generic block update `{bug[0]}` moved: plant the twin where it is now"
+    return copy
+
+
+def test_the_inputs_cover_every_block_type_and_odd_shapes():
+    kinds = set()
+    for case in inputs.CASES.values():
+        kinds |= {*case[7], *case[8], *case[9], *case[10:13]}
+    assert kinds == set(inputs.UNIT), kinds
+    assert any(case[5] % 16 for case in inputs.CASES.values())  # a vocabulary that is not whole panels
+    assert any(case[3] % 16 for case in inputs.CASES.values())  # a head_dim the vector attention does not take
+
+
+def test_the_reference_holds_its_rows_and_decodes(reference):
+    greedy = [v for k, v in reference.items() if k[0] == "G"]
+    assert len(greedy) == 2 * len(inputs.CASES) and all(len(g) == inputs.GREEDY + 1 for g in greedy)
+    for name in inputs.CASES:  # greedy on 1 and on 3 threads agree, and decode the reference's own argmax
+        assert reference[("G", name, "1")] == reference[("G", name, "3")]
+        assert reference[("G", name, "1")][0] == reference[("A", name, str(inputs.PROMPT - 1))][0]
+    logits = [as_floats(v) for k, v in reference.items() if k[0] == "L"]
+    assert all(abs(x) < 1e3 for row in logits for x in row) and any(x != 0 for row in logits for x in row)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
+def test_the_cross_build_equals_the_reference(config, data, reference, tmp_path):
+    if config.missing():
+        pytest.skip(config.missing())
+    rc, outputs = run(config, build(config, tmp_path), data)
+    assert rc == 0 and ("FAIL",) not in outputs, f"{config.name}: rows differ across row counts or threads: " \
+                                                  f"{outputs.get(('FAIL',), [])[:5]}"
+    assert differences(reference, outputs) == []
+
+
+@pytest.mark.parametrize("config", [REFERENCE, *CONFIGS], ids=[c.name for c in [REFERENCE, *CONFIGS]])
+def test_a_row_that_depends_on_its_tile_is_caught(config, data, tmp_path):
+    if config.missing():
+        pytest.skip(config.missing())
+    rc, outputs = run(config, build(config, tmp_path, planted(tmp_path, ROW_BUG)), data)
+    assert rc != 0 and any("rows" in line for line in outputs.get(("FAIL",), [])), outputs.get(("FAIL",))
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
+def test_a_port_that_drifts_from_the_reference_is_caught(config, data, reference, tmp_path):
+    if config.missing():
+        pytest.skip(config.missing())
+    rc, outputs = run(config, build(config, tmp_path, planted(tmp_path, DRIFT_BUG)), data)
+    assert rc == 0, outputs.get(("FAIL",))  # consistent with itself: only the reference shows the drift
+    found = differences(reference, outputs)
+    assert any(f.startswith("matrix outputs") for f in found), found
