@@ -38,6 +38,7 @@ FLAGS = ["-O2", "-std=c11", "-ffp-contract=off", "-fno-math-errno", "-D_GNU_SOUR
 INTEGER_TAGS = {"D": "activation digits", "G": "greedy tokens", "A": "argmax of each row"}
 FLOAT_TAGS = {"S": "digit sums", "M": "matrix outputs", "L": "logits"}
 FLOAT_BOUND_ULP = 0  # measured: every float output equals the reference's bits on arm64 and on Windows
+pytestmark = pytest.mark.xdist_group("cross")  # one worker: one wine prefix, builds that share the inputs
 
 
 def _wine() -> str | None:
