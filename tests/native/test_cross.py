@@ -48,6 +48,14 @@ def _wine() -> str | None:
     return "/usr/lib/wine/wine64" if Path("/usr/lib/wine/wine64").is_file() else None  # Debian's, off PATH
 
 
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    return {f for line in text.splitlines() if line.startswith("flags") for f in line.split(":", 1)[1].split()}
+
+
 @dataclass(frozen=True)
 class Config:
     name: str
@@ -55,8 +63,12 @@ class Config:
     flags: tuple[str, ...]
     runner: tuple[str, ...]  # the emulator, () for a native run
     exe: str = "harness"
+    needs_cpu: tuple[str, ...] = ()  # instructions this machine must have to run it
 
     def missing(self) -> str | None:
+        flags = _cpu_flags()
+        if any(f not in flags for f in self.needs_cpu):
+            return f"this CPU lacks one of {', '.join(self.needs_cpu)}"
         for tool in (self.compiler, *self.runner[:1]):
             if not (shutil.which(tool) or Path(tool).is_file()):
                 return f"{tool} not found (packaging/cross_tools.sh installs the cross toolchains)"
@@ -67,6 +79,9 @@ REFERENCE = Config("x86-64 generic", shutil.which("gcc") or "cc", (), ())
 CONFIGS = [
     Config("arm64", "aarch64-linux-gnu-gcc", ("-static",), ("qemu-aarch64", "-cpu", "max")),
     Config("windows-x86-64", "x86_64-w64-mingw32-gcc", ("-static",), (_wine() or "wine64",), "harness.exe"),
+    # setup.py's Windows AVX2 build (/arch:AVX2): the generic C with the FMA instruction for fmaf
+    Config("windows-x86-64-avx2", "x86_64-w64-mingw32-gcc", ("-static", "-mavx2", "-mfma", "-mf16c"),
+           (_wine() or "wine64",), "harness.exe", needs_cpu=("avx2", "fma", "f16c")),
 ]
 
 
@@ -82,7 +97,10 @@ def build(config: Config, out: Path, csrc: Path = CSRC) -> Path:
 
 
 def wine_env() -> dict:
-    prefix = ROOT / "build" / "wine-prefix"  # kept between runs: wine's first start makes it (seconds)
+    # kept between runs (wine's first start makes it: ~3 s), outside the checkout: a prefix holds a link to /
+    # (dosdevices/z:), and a tool that walks the checkout (setuptools) would walk the whole disk
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    prefix = cache / "speclens" / "wine-prefix"
     prefix.mkdir(parents=True, exist_ok=True)
     return dict(os.environ, WINEDEBUG="-all", WINEPREFIX=str(prefix), WINEDLLOVERRIDES="mscoree,mshtml=")
 
