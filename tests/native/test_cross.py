@@ -13,7 +13,9 @@ largest). A libm difference elsewhere (expf) would show here as a failure to loo
 
 Each platform has planted-bug twins, built from a patched copy of csrc: one where a row's sum depends on how
 many rows share its tile (the harness's own row check must catch it), one where the port's block update is
-mul + add instead of fmaf (rows stay consistent; the comparison with the reference must catch it).
+mul + add instead of fmaf (rows stay consistent; the comparison with the reference must catch it). The thread
+layers (pthreads, the Win32 shim in csrc/pool.h) have one where settled workers are never woken: outputs stay
+right (the caller does the work alone), and the harness's thread probe must see it.
 
 Toolchains: packaging/cross_tools.sh installs them (CI: packaging/setup.sh test); a missing one skips its
 platform with the reason. A NEON build is one more CONFIGS entry (its flags, same compiler and runner)."""
@@ -64,6 +66,7 @@ class Config:
     runner: tuple[str, ...]  # the emulator, () for a native run
     exe: str = "harness"
     needs_cpu: tuple[str, ...] = ()  # instructions this machine must have to run it
+    hint: str = "packaging/cross_tools.sh installs the cross toolchains"
 
     def missing(self) -> str | None:
         flags = _cpu_flags()
@@ -71,11 +74,11 @@ class Config:
             return f"this CPU lacks one of {', '.join(self.needs_cpu)}"
         for tool in (self.compiler, *self.runner[:1]):
             if not (shutil.which(tool) or Path(tool).is_file()):
-                return f"{tool} not found (packaging/cross_tools.sh installs the cross toolchains)"
+                return f"{tool} not found ({self.hint})"
         return None
 
 
-REFERENCE = Config("x86-64 generic", shutil.which("gcc") or "cc", (), ())
+REFERENCE = Config("x86-64 generic", shutil.which("gcc") or "cc", (), (), hint="a C compiler for the reference")
 CONFIGS = [
     Config("arm64", "aarch64-linux-gnu-gcc", ("-static",), ("qemu-aarch64", "-cpu", "max")),
     Config("windows-x86-64", "x86_64-w64-mingw32-gcc", ("-static",), (_wine() or "wine64",), "harness.exe"),
@@ -169,6 +172,7 @@ def reference(data, tmp_path_factory) -> dict:
 # The planted twins: (file, the line as csrc has it, the line planted)
 ROW_BUG = ("acc[r][c] = fmaf(m[h][c], sa, acc[r][c]);",  # the last row of a multi-row tile rounds its update apart
            "acc[r][c] = (R > 1 && r == R - 1) ? m[h][c] * sa + acc[r][c] : fmaf(m[h][c], sa, acc[r][c]);")
+WAKE_BUG = ("sl_cond_broadcast(&pool.wake);", "(void)0;")  # sleeping workers never woken: the caller works alone
 DRIFT_BUG = ("acc[r][c] = fmaf(d[h][c], f, acc[r][c]);",  # the port's block update: mul + add, on every row alike
              "acc[r][c] = d[h][c] * f + acc[r][c];")
 
@@ -182,7 +186,7 @@ def planted(tmp: Path, bug: tuple[str, str]) -> Path:
         if bug[0] in text:
             header.write_text(text.replace(bug[0], bug[1]))
             hits += 1
-    assert hits, f"the generic block update `{bug[0]}` moved: plant the twin where it is now"
+    assert hits, f"`{bug[0]}` moved: plant the twin where it is now"
     return copy
 
 
@@ -231,3 +235,16 @@ def test_a_port_that_drifts_from_the_reference_is_caught(config, data, reference
     assert rc == 0, outputs.get(("FAIL",))  # consistent with itself: only the reference shows the drift
     found = differences(reference, outputs)
     assert any(f.startswith("matrix outputs") for f in found), found
+
+
+THREAD_LAYERS = [REFERENCE, CONFIGS[1]]  # pthreads (as arm64's) and the Win32 shim
+
+
+@pytest.mark.parametrize("config", THREAD_LAYERS, ids=[c.name for c in THREAD_LAYERS])
+def test_a_pool_whose_sleeping_workers_are_never_woken_is_caught(config, data, tmp_path):
+    """Every output stays right when no worker joins (the caller claims every item): the harness's thread probe
+    (3 threads join a task, sleep once settled, and join the next) is what sees the thread layer work."""
+    if config.missing():
+        pytest.skip(config.missing())
+    rc, outputs = run(config, build(config, tmp_path, planted(tmp_path, WAKE_BUG)), data)
+    assert rc != 0 and any("threads-join" in line for line in outputs.get(("FAIL",), [])), outputs.get(("FAIL",))

@@ -8,12 +8,14 @@
  *     call with 0..8 other rows, on 1, 2 or 3 threads;
  *   - the prompt's pass: its logits' float bits, each row bit-identical whatever chunks of 1..n rows the prompt
  *     is fed in and whatever the thread count (1..3);
- *   - greedy decoding from the prompt, one row a pass.
+ *   - greedy decoding from the prompt, one row a pass;
+ * and first, that the pool's threads run at all: 3 join a task, sleep once settled, and are woken by the next.
  * It prints one line an output (hex float bits, so a comparison can be exact) and `FAIL <what>` for each row
  * that differs across row counts or threads; the exit status is the number of failures (0: all held). */
 #include "native.h"
 
 #include <stdio.h>
+#include <time.h>
 
 static int failures = 0;
 
@@ -322,6 +324,55 @@ static void check_passes(const Case *c) {
     free(whole), free(part), free(cache.keys), free(cache.values);
 }
 
+/* ------------------------------------------------------------------ the thread layer -------------------- */
+
+/* Every thread of a task in the default rounding, and the workers there at all: the results above hold even
+ * when no worker ever joins (the caller claims every item), so only this shows the pool's threads run. */
+typedef struct {
+    atomic_int arrived, bad_env;
+    int want;
+} Probe;
+
+static void probe_task(void *ctx, int ith, int nth) {
+    Probe *p = ctx;
+    if (fegetround() != FE_TONEAREST) atomic_fetch_add(&p->bad_env, 1);
+    atomic_fetch_add(&p->arrived, 1);
+    time_t until = time(NULL) + 3; /* the caller waits (bounded) for every thread to arrive */
+    while (atomic_load(&p->arrived) < p->want && time(NULL) < until) cpu_relax();
+}
+
+static void pause_ms(int ms) {
+#ifdef _WIN32
+    Sleep((DWORD)ms);
+#else
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+#endif
+}
+
+static int probe(int nth) {
+    Probe p = {0, 0, nth};
+    nth = ensure_workers(nth);
+    pool_enter();
+    FP_PINNED(parallel(probe_task, &p, nth));
+    settle();
+    pool_leave();
+    if (atomic_load(&p.bad_env)) fail("threads-env", "probe", atomic_load(&p.bad_env), nth);
+    return atomic_load(&p.arrived);
+}
+
+static void check_threads(void) {
+    int spinning = probe(3);
+    /* settled: the workers sleep on the pool's condition variable; the next task must wake them */
+    time_t until = time(NULL) + 3;
+    while (atomic_load(&pool.sleepers) < pool.started && time(NULL) < until) pause_ms(10);
+    int slept = atomic_load(&pool.sleepers);
+    pause_ms(50);
+    int woken = probe(3);
+    printf("T threads %d %d %d\n", spinning, slept, woken);
+    if (spinning != 3 || woken != 3 || slept != 2) fail("threads-join", "probe", spinning * 10 + slept, woken);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: harness <inputs>\n");
@@ -348,6 +399,7 @@ int main(int argc, char **argv) {
         return 100;
     }
     r.at += 4;
+    check_threads();
     int cases = i32(&r);
     for (int i = 0; i < cases; i++) {
         Case c;
