@@ -4,9 +4,10 @@ The same source is compiled for AVX-512 VNNI, AVX2 and plain C; at run time app.
 best build whose instructions this CPU has. Each is optional: without a C compiler SpecLens installs and runs
 its torch paths, and says why native is off.
 
-Windows (MSVC, as Python's own builds; clang-cl takes the same flags): the AVX2 and generic builds, with
-/fp:precise (no contraction since Visual Studio 2022, as -ffp-contract=off) and C11 atomics; the thread pool
-is csrc/pool.h's Win32 shim. The AVX-512 VNNI build is GCC/clang only (GNU inline assembly, always_inline).
+Windows (MSVC, as Python's own builds; Visual Studio 2022 17.5+ for C11 atomics): the AVX2 and generic builds,
+with /fp:precise (no contraction since Visual Studio 2022, as -ffp-contract=off); the thread pool is csrc/pool.h's
+Win32 shim. The AVX-512 VNNI build is GCC/clang only (GNU inline assembly, always_inline). No Windows machine
+or MSVC runs here: tests/native/test_cross.py proves the same C built by mingw-w64 and run under wine.
 Other CPUs (arm64: macOS, Linux) build the generic C.
 """
 

@@ -10,6 +10,7 @@ What holds, measured: on every platform each row is bit-identical across row cou
 logits). The float bound is therefore 0 ulp; it holds on Windows because csrc/portable.h computes fmaf there
 (mingw-w64's own fmaf is not correctly rounded: before it, matmul outputs differed by ~1e-7 of the row's
 largest). A libm difference elsewhere (expf) would show here as a failure to look at, not pass inside a bound.
+Not run here: MSVC's build, which links the UCRT (its expf, sqrtf and nearbyintf), and Apple's libm.
 
 Each platform has planted-bug twins, built from a patched copy of csrc: one where a row's sum depends on how
 many rows share its tile (the harness's own row check must catch it), one where the port's block update is
@@ -22,7 +23,9 @@ platform with the reason. A NEON build is one more CONFIGS entry (its flags, sam
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -35,7 +38,8 @@ from cross import inputs
 ROOT = Path(__file__).resolve().parents[2]
 CSRC = ROOT / "app" / "models" / "native" / "csrc"
 HARNESS = Path(__file__).resolve().parent / "cross" / "harness.c"
-# setup.py's COMMON flags that decide a row's bits (-ffp-contract=off above all), at -O2
+# setup.py's COMMON flags (test_the_harness_builds_with_setup_pys_flags), at -O2 for a quicker compile: without
+# -ffast-math the optimisation level changes no float result
 FLAGS = ["-O2", "-std=c11", "-ffp-contract=off", "-fno-math-errno", "-D_GNU_SOURCE", "-Wall", "-Wno-unused-function"]
 INTEGER_TAGS = {"D": "activation digits", "G": "greedy tokens", "A": "argmax of each row"}
 FLOAT_TAGS = {"S": "digit sums", "M": "matrix outputs", "L": "logits"}
@@ -197,6 +201,12 @@ def test_the_inputs_cover_every_block_type_and_odd_shapes():
     assert kinds == set(inputs.UNIT), kinds
     assert any(case[5] % 16 for case in inputs.CASES.values())  # a vocabulary that is not whole panels
     assert any(case[3] % 16 for case in inputs.CASES.values())  # a head_dim the vector attention does not take
+
+
+def test_the_harness_builds_with_setup_pys_flags():
+    common = re.search(r"^COMMON = (\[.*?\])$", (ROOT / "setup.py").read_text(), re.M)
+    assert common, "setup.py's COMMON moved"
+    assert set(FLAGS) - {"-O2"} <= set(ast.literal_eval(common.group(1))) and "-ffp-contract=off" in FLAGS
 
 
 def test_the_reference_holds_its_rows_and_decodes(reference):

@@ -70,7 +70,7 @@ def kernel() -> ModuleType | None:
 
 
 # the compiler `pip install` needs where the native kernel did not build (README, "What each platform gets")
-COMPILER_HINT = {"win32": "the Visual Studio Build Tools (MSVC)", "darwin": "the Xcode command line tools"}
+COMPILER_HINT = {"win32": "the Visual Studio Build Tools 2022 (MSVC)", "darwin": "the Xcode command line tools"}
 
 
 def platform_name() -> str:
