@@ -1,8 +1,14 @@
 """The native decode kernel (app/native/kernel.c), built once per instruction set.
 
 The same source is compiled for AVX-512 VNNI, AVX2 and plain C on x86 (NEON with the dot product and i8mm, NEON
-with the dot product, and plain C on arm64); at run time app.native loads the best build whose instructions this CPU has. Each is optional: without a C compiler (or on Windows, where
-the pthreads pool does not build) SpecLens installs and runs its torch paths, and says why native is off.
+with the dot product, and plain C on arm64); at run time app.native loads the best build whose instructions this
+CPU has. Each is optional: without a C compiler SpecLens installs and runs its torch paths, and says why native
+is off.
+
+Windows (MSVC, as Python's own builds; Visual Studio 2022 17.5+ for C11 atomics): the AVX2 and generic builds,
+with /fp:precise (no contraction since Visual Studio 2022, as -ffp-contract=off); the thread pool is csrc/pool.h's
+Win32 shim. The AVX-512 VNNI build is GCC/clang only (GNU inline assembly, always_inline). No Windows machine
+or MSVC runs here: tests/native/test_cross.py proves the same C built by mingw-w64 and run under wine.
 """
 
 import platform
@@ -29,13 +35,25 @@ X86, ARM64 = MACHINE in ("x86_64", "amd64", "i686", "i386"), MACHINE in ("arm64"
 BUILDS = X86_BUILDS if X86 else ARM64_BUILDS if ARM64 else {"_kernel_generic": []}  # this machine's
 
 
+# MSVC's (and clang-cl's) forms of COMMON and BUILDS: /fp:precise keeps each operation rounded on its own
+# (Visual Studio 2022 contracts only under /fp:contract or /fp:fast), /std:c11 with C11 atomics for pool.h
+MSVC_COMMON = ["/O2", "/std:c11", "/experimental:c11atomics", "/fp:precise", "/W3"]
+MSVC_BUILDS = {
+    "_kernel_avx2": ["/arch:AVX2"],
+    "_kernel_generic": [],
+}
+
+
 def extensions() -> list[Extension]:
     if sys.platform == "win32":
-        return []
+        names = MSVC_BUILDS if X86 else {"_kernel_generic": []}
+        common, link = MSVC_COMMON, []
+    else:
+        names, common, link = BUILDS, COMMON, ["-lpthread", "-lm"]
     return [
         Extension(f"app.native.{name}", [SOURCE], define_macros=[("SL_MODULE", name)], depends=HEADERS,
-                  extra_compile_args=COMMON + flags, extra_link_args=["-lpthread", "-lm"], optional=True)
-        for name, flags in BUILDS.items()
+                  extra_compile_args=common + flags, extra_link_args=link, optional=True)
+        for name, flags in names.items()
     ]
 
 

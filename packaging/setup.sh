@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine: creates .venv, installs everything, then
 #   run   [args]  launches SpecLens (the GUI; pass a subcommand such as `generate` for the CLI)
-#   test  [args]  runs ruff, the import contracts, mypy (all of app/) and the whole pytest suite
+#   test  [args]  runs ruff, the import contracts, mypy (all of app/) and the whole pytest suite (after
+#                 packaging/cross_tools.sh: the arm64 and Windows cross toolchains, installed when root)
 #   build [args]  builds the one-folder desktop app with PyInstaller (dist/SpecLens)
 # SPECLENS_TORCH overrides the torch requirement (default torch==2.13.0: the CPU build
 # where the platform has one; the official CUDA build on Linux from PyPI).
@@ -35,6 +36,8 @@ case "$mode" in
         "$venv/bin/ruff" check app tests packaging
         "$venv/bin/lint-imports"
         "$venv/bin/mypy"  # files and settings: [tool.mypy] in pyproject.toml
+        # arm64 and Windows cross toolchains for tests/native/test_cross.py (skipped when present)
+        packaging/cross_tools.sh
         # pytest-xdist workers, one per core up to 4 (SPECLENS_TEST_WORKERS overrides; 1 = one process);
         # --dist loadgroup keeps the frozen build and the embedded model in one worker each (tests/conftest.py).
         n=${SPECLENS_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}

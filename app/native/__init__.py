@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import platform
+import sys
 from functools import cache
 from types import ModuleType
 
@@ -58,12 +60,30 @@ def _load() -> tuple[ModuleType | None, str | None]:
     if ok:
         return next(iter(ok.values())), None
     if all(reason == "not built" for reason in why.values()):
-        return None, "the native kernel was not built (no C compiler at install: pip install -e . with gcc or clang)"
+        return None, (f"the native kernel was not built for {platform_name()} (no C compiler at install: "
+                      f"pip install -e . with {COMPILER_HINT.get(sys.platform, 'gcc or clang')}); SpecLens runs on torch")
     return None, next(reason for reason in why.values() if reason != "not built")
 
 
 def active_build() -> ModuleType | None:
     return _load()[0]
+
+
+# the compiler `pip install` needs where the native kernel did not build (README, "What each platform gets")
+COMPILER_HINT = {"win32": "the Visual Studio Build Tools 2022 (MSVC)", "darwin": "the Xcode command line tools"}
+
+
+def platform_name() -> str:
+    """This machine for people: "Linux x86-64", "Windows x86-64", "macOS arm64"."""
+    system = {"win32": "Windows", "darwin": "macOS"}.get(sys.platform, sys.platform.capitalize())
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    return f"{system} {arch}"
+
+
+def build_label(module: ModuleType) -> str:
+    """A build for people, its instructions and platform: "AVX2, Linux x86-64", "generic C, macOS arm64"."""
+    return f"{module.isa()}, {platform_name()}"
 
 
 @cache

@@ -388,10 +388,10 @@ static PyObject *py_forward(PyObject *self, PyObject *args) {
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&pool.run_lock);
+    pool_enter();
     FP_PINNED(rc = run_forward(md, &ps, thread_count(threads)));
     settle();
-    pthread_mutex_unlock(&pool.run_lock);
+    pool_leave();
     Py_END_ALLOW_THREADS
     if (rc != 0) {
         PyErr_NoMemory();
@@ -431,13 +431,13 @@ static PyObject *py_matmul(PyObject *self, PyObject *args) {
         const float *xs = bx.buf;
         float *os = bo.buf;
         Py_BEGIN_ALLOW_THREADS
-        pthread_mutex_lock(&pool.run_lock);
+        pool_enter();
         FP_PINNED({
             for (size_t r = 0; r < rows; r++) quantize_row(xs + r * w.k, (int)w.k, xq + r * (w.k / BLOCK));
             matmul(&w, xq, (int)rows, os, thread_count(threads));
         });
         settle();
-        pthread_mutex_unlock(&pool.run_lock);
+        pool_leave();
         Py_END_ALLOW_THREADS
         free(xq);
     }
@@ -511,10 +511,10 @@ static PyObject *py_fp_probe(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "i", &threads)) return NULL;
     ProbeTask t = {.bad = 0, .ran = 0};
     Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&pool.run_lock);
+    pool_enter();
     FP_PINNED(parallel(probe_task, &t, thread_count(threads)));
     settle();
-    pthread_mutex_unlock(&pool.run_lock);
+    pool_leave();
     Py_END_ALLOW_THREADS
     return Py_BuildValue("ii", atomic_load(&t.ran), atomic_load(&t.bad));
 }

@@ -10,6 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from app.native import build_label
 from app.native.backend import NativeBackend
 from app.native.build import from_transformers as weights_of
 from app.native.build import inv_freq
@@ -89,8 +90,10 @@ class NativeCausalLM(nn.Module):
                                      device="meta")
             self.lm_head.weight = self.embed_tokens.weight if head is None else nn.Parameter(head, requires_grad=False)
         self.cache_backend = backend  # the engine's every pass (kv.backend_for)
-        digits = backend.weights.digits  # for people: "Q4_1 + Q8_0 · native", "Q4_1 + Q8_0 · native · 1 digit"
-        self.kernels = f"{backend.weights.kinds} · native" + (f" · {digits.label()}" if digits.code else "")
+        # for people: "Q4_1 + Q8_0 · native (AVX2, Linux x86-64)", "… · native (generic C, macOS arm64) · 1 digit"
+        digits = backend.weights.digits
+        self.kernels = (f"{backend.weights.kinds} · native ({build_label(backend.weights.build)})"
+                        + (f" · {digits.label()}" if digits.code else ""))
         self.gguf = gguf  # the file its blocks came from, or None (float weights made Q8_0)
         # what transformers' model of it gave: its machine profile's key, a trained draft's fingerprint
         self.fingerprint, self.weight_count = record.fingerprint, record.weight_count

@@ -4,13 +4,16 @@
 #define SL_COMMON_H
 #include <fenv.h>
 #include <math.h>
+#ifndef _WIN32 /* pool.h has the Windows thread layer */
 #include <pthread.h>
 #include <sched.h>
+#endif
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "portable.h" /* C library differences that would change a row's bits (Windows fmaf) */
 
 #define PANEL 16
 #define BLOCK 32

@@ -1,9 +1,43 @@
-/* The kernel's thread pool: workers that spin briefly between a pass's regions, then sleep. */
+/* The kernel's thread pool: workers that spin briefly between a pass's regions, then sleep.
+ *
+ * On a thread layer of its own (sl_mutex_t, sl_cond_t, sl_thread_start): pthreads on POSIX, and on Windows a
+ * shim over Win32 threads (_beginthreadex), SRW locks and condition variables, with the same semantics (a
+ * statically initialised lock, a wait that re-takes it, a broadcast, a detached thread). Only the pool
+ * touches threads; the work split is the same everywhere: threads split output channels and (row, head)
+ * jobs, never a sum. */
+
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#include <process.h>
+typedef SRWLOCK sl_mutex_t;
+typedef CONDITION_VARIABLE sl_cond_t;
+#define SL_MUTEX_INIT SRWLOCK_INIT
+#define SL_COND_INIT CONDITION_VARIABLE_INIT
+static void sl_mutex_lock(sl_mutex_t *m) { AcquireSRWLockExclusive(m); }
+static void sl_mutex_unlock(sl_mutex_t *m) { ReleaseSRWLockExclusive(m); }
+static void sl_cond_wait(sl_cond_t *c, sl_mutex_t *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void sl_cond_broadcast(sl_cond_t *c) { WakeAllConditionVariable(c); }
+#else
+#include <pthread.h>
+typedef pthread_mutex_t sl_mutex_t;
+typedef pthread_cond_t sl_cond_t;
+#define SL_MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
+#define SL_COND_INIT PTHREAD_COND_INITIALIZER
+static void sl_mutex_lock(sl_mutex_t *m) { pthread_mutex_lock(m); }
+static void sl_mutex_unlock(sl_mutex_t *m) { pthread_mutex_unlock(m); }
+static void sl_cond_wait(sl_cond_t *c, sl_mutex_t *m) { pthread_cond_wait(c, m); }
+static void sl_cond_broadcast(sl_cond_t *c) { pthread_cond_broadcast(c); }
+#endif
 
 typedef void (*task_fn)(void *ctx, int ith, int nth);
 
 static struct {
-    pthread_t threads[MAX_THREADS];
     int started;
     atomic_int generation;
     atomic_int gate; /* workers that joined this generation's task, and CLOSED once the caller takes no more */
@@ -13,18 +47,21 @@ static struct {
     task_fn fn;
     void *ctx;
     int nth;
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    pthread_mutex_t run_lock; /* one pass at a time: two Python threads may call in */
+    sl_mutex_t lock;
+    sl_cond_t wake;
+    sl_mutex_t run_lock; /* one pass at a time: two Python threads may call in */
     int start_generation[MAX_THREADS]; /* the generation a worker was made in: its first task is the next */
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-          .run_lock = PTHREAD_MUTEX_INITIALIZER};
+} pool = {.lock = SL_MUTEX_INIT, .wake = SL_COND_INIT, .run_lock = SL_MUTEX_INIT};
 
 #define SPINS 20000 /* ~0.2-1 ms of pause before a worker sleeps: a pass's regions are microseconds apart */
 
 static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(_WIN32)
+    YieldProcessor(); /* pause on x86, yield on arm64 */
+#elif defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
 #endif
 }
 
@@ -47,8 +84,7 @@ static int join(void) {
     return 0;
 }
 
-static void *worker(void *arg) {
-    int ith = (int)(intptr_t)arg;
+static void worker(int ith) {
     int seen = pool.start_generation[ith]; /* not the current one: the first task may already be out */
     fesetenv(FE_DFL_ENV);                  /* not the creating thread's environment (common.h, FP_PINNED) */
     for (;;) {
@@ -58,26 +94,50 @@ static void *worker(void *arg) {
                 cpu_relax();
                 continue;
             }
-            pthread_mutex_lock(&pool.lock);
+            sl_mutex_lock(&pool.lock);
             atomic_fetch_add(&pool.sleepers, 1);
-            while (atomic_load(&pool.generation) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+            while (atomic_load(&pool.generation) == seen) sl_cond_wait(&pool.wake, &pool.lock);
             atomic_fetch_sub(&pool.sleepers, 1);
-            pthread_mutex_unlock(&pool.lock);
+            sl_mutex_unlock(&pool.lock);
         }
         seen = atomic_load(&pool.generation);
         if (!join()) continue; /* late: the caller did this task's work itself */
         if (ith < pool.nth) pool.fn(pool.ctx, ith, pool.nth);
         atomic_fetch_add(&pool.done, 1);
     }
+}
+
+/* A detached thread running worker(ith); 0 when it started. */
+#ifdef _WIN32
+static unsigned __stdcall worker_entry(void *arg) {
+    worker((int)(intptr_t)arg);
+    return 0;
+}
+
+static int sl_thread_start(int ith) {
+    uintptr_t h = _beginthreadex(NULL, 0, worker_entry, (void *)(intptr_t)ith, 0, NULL);
+    if (h == 0) return -1;
+    CloseHandle((HANDLE)h);
+    return 0;
+}
+#else
+static void *worker_entry(void *arg) {
+    worker((int)(intptr_t)arg);
     return NULL;
 }
+
+static int sl_thread_start(int ith) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, worker_entry, (void *)(intptr_t)ith) != 0) return -1;
+    pthread_detach(t);
+    return 0;
+}
+#endif
 
 static int ensure_workers(int nth) {
     while (pool.started < nth - 1 && pool.started < MAX_THREADS - 1) {
         pool.start_generation[pool.started + 1] = atomic_load(&pool.generation);
-        if (pthread_create(&pool.threads[pool.started], NULL, worker, (void *)(intptr_t)(pool.started + 1)) != 0)
-            return pool.started + 1;
-        pthread_detach(pool.threads[pool.started]);
+        if (sl_thread_start(pool.started + 1) != 0) return pool.started + 1;
         pool.started++;
     }
     return nth < pool.started + 1 ? nth : pool.started + 1;
@@ -100,9 +160,9 @@ static void parallel(task_fn fn, void *ctx, int nth) {
     atomic_store(&pool.rest, 0);
     atomic_fetch_add(&pool.generation, 1);
     if (atomic_load(&pool.sleepers) > 0) {
-        pthread_mutex_lock(&pool.lock);
-        pthread_cond_broadcast(&pool.wake);
-        pthread_mutex_unlock(&pool.lock);
+        sl_mutex_lock(&pool.lock);
+        sl_cond_broadcast(&pool.wake);
+        sl_mutex_unlock(&pool.lock);
     }
     fn(ctx, 0, nth);
     int joined = atomic_fetch_or(&pool.gate, CLOSED); /* no item is left: no one else may join */
@@ -113,6 +173,10 @@ static void parallel(task_fn fn, void *ctx, int nth) {
  * are microseconds apart; between calls it takes a core from the round's torch work (on 2 cores, 8-14% a
  * token while the host was busy; no cost when quiet: docs/benchmark.md). The next parallel() wakes them. */
 static void settle(void) { atomic_store(&pool.rest, 1); }
+
+/* One pass at a time (a Python call holds this around its pass, then settle()s). */
+static void pool_enter(void) { sl_mutex_lock(&pool.run_lock); }
+static void pool_leave(void) { sl_mutex_unlock(&pool.run_lock); }
 
 /* A task's items in chunks, each claimed by whichever thread asks next: not shared out in fixed parts, so
  * a thread the scheduler delays holds one chunk, not half the task, and one that never joins holds none.
