@@ -141,3 +141,19 @@ def test_the_benchmark_page_holds_a_block_per_documented_class():
         block = text.split(f"<!-- bench:begin {slug} -->")[1].split(f"<!-- bench:end {slug} -->")[0]
         link = block.split("](bench-runs/")[1].split(")")[0]
         assert (ROOT / "docs" / "bench-runs" / link).is_file()
+
+
+def test_a_tiny_comparison_with_docs_fills_this_machine_s_table(tiny_pair_dirs, tiny_suite, tmp_path):
+    target, draft = map(str, tiny_pair_dirs)
+    slug = machine_class().slug
+    doc = tmp_path / "benchmark.md"
+    doc.write_text(f"# B\n\n<!-- bench:begin {slug} -->\nold\n<!-- bench:end {slug} -->\n\n"
+                   "<!-- bench:begin zz-other -->\nkept\n<!-- bench:end zz-other -->\n")
+    assert main(["bench", "--target", target, "--draft", draft, "--prompts", str(tiny_suite), "--repeats", "1",
+                 "--max-new-tokens", "4", "--temperature", "0", "--threads", "1", "--no-auto", "--no-llama-cpp",
+                 "--only", "SpecLens target-only", "--docs", str(doc), "--out", str(tmp_path / "res.json")]) == 0
+    text = doc.read_text()
+    assert "old" not in text and "kept" in text and "| greedy | SpecLens target-only |" in text
+    assert "`speclens bench --target" in text and "--only 'SpecLens target-only'" in text
+    [run] = (tmp_path / "bench-runs").glob(f"*-{slug}-bench.md")
+    assert run.name in text and "## SpecLens benchmark" in run.read_text()
