@@ -154,7 +154,7 @@ def update(result: dict, doc: Path, command: str, *, machine: MachineClass | Non
     """Replace this class's table on the page and write the whole run as a new dated file; its path.
     Nothing is written when the page lacks the class's markers."""
     machine = machine or machine_class()
-    when = when or _dt.datetime.now(_dt.timezone.utc).date()
+    when = when or _dt.datetime.now(_dt.UTC).date()
     text = check_page(doc, machine.slug)
     runs = doc.parent / RUNS_DIR
     path = _run_path(runs, when, machine.slug)

@@ -21,7 +21,7 @@ from .common import (
 )
 
 
-def add_parser(sub) -> None:
+def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="measure speedup against target-only and Hugging Face generation")
     add_model_args(p)
     # None: the comparison benches the self-draft (SpecLens and HF assisted share it); the soak and the
@@ -87,6 +87,7 @@ def add_parser(sub) -> None:
                         "markers; the class is the CPU's vendor and whether it has AMX) and write the whole run "
                         "as a new dated file in docs/bench-runs/")
     p.set_defaults(run=run)
+    return p
 
 
 def parse_temperatures(text: str) -> list[float]:
@@ -161,9 +162,7 @@ def command_line(args: argparse.Namespace) -> str:
     left out: they name files, not what was measured)."""
     import shlex
 
-    parser = argparse.ArgumentParser(prog="speclens")
-    add_parser(parser.add_subparsers())
-    bench = parser._subparsers._group_actions[0].choices["bench"]  # noqa: SLF001 (argparse keeps it there)
+    bench = add_parser(argparse.ArgumentParser(prog="speclens").add_subparsers())
     words = ["speclens", "bench"]
     for action in bench._actions:  # noqa: SLF001
         if not action.option_strings or action.dest in ("help", "out", "docs"):
