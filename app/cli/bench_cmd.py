@@ -21,7 +21,7 @@ from .common import (
 )
 
 
-def add_parser(sub) -> None:
+def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="measure speedup against target-only and Hugging Face generation")
     add_model_args(p)
     # None: the comparison benches the self-draft (SpecLens and HF assisted share it); the soak and the
@@ -81,7 +81,13 @@ def add_parser(sub) -> None:
                         "stalls (p50/p99/max), memory growth and reference health; uses --target, --draft and "
                         "--max-new-tokens")
     p.add_argument("--out", default="bench-results.json", help="JSON output; the Markdown goes beside it")
+    p.add_argument("--docs", nargs="?", const="docs/benchmark.md", default=None, metavar="BENCHMARK_MD",
+                   help="with the comparison (the default mode): also replace this machine class's table in "
+                        "docs/benchmark.md (between its <!-- bench:begin CLASS --> and <!-- bench:end CLASS --> "
+                        "markers; the class is the CPU's vendor and whether it has AMX) and write the whole run "
+                        "as a new dated file in docs/bench-runs/")
     p.set_defaults(run=run)
+    return p
 
 
 def parse_temperatures(text: str) -> list[float]:
@@ -108,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
     comparison (the default)."""
     if args.tiny and not args.gpu_mechanics:
         raise UsageError("--tiny only applies to --gpu-mechanics")
+    if args.docs is not None:
+        _check_docs(args)  # before anything loads: a page without this class's markers is refused at once
     args.out = str(result_path(args.out))
     if args.gpu_mechanics:
         from app.bench.gpu_mechanics import run_cli
@@ -134,6 +142,37 @@ def run(args: argparse.Namespace) -> int:
     gammas = parse_gammas(args.sweep) if args.sweep else None
     prompts = load_suite(args.prompts)
     return _sweep(args, prompts, settings[0], gammas) if gammas else _comparison(args, prompts, settings)
+
+
+def _check_docs(args: argparse.Namespace) -> None:
+    """--docs applies to the comparison only, and its page must hold this machine class's markers."""
+    from app.bench import docs_table
+
+    other = [flag for flag, on in (("--gpu-mechanics", args.gpu_mechanics), ("--gui-soak", args.gui_soak),
+                                   ("--startup", args.startup), ("--trees", args.trees), ("--quality", args.quality),
+                                   ("--sweep", args.sweep)) if on]
+    if other:
+        raise UsageError(f"--docs takes the comparison's table; it does not apply to {other[0]}")
+    args.docs_command = command_line(args)
+    docs_table.check_page(Path(args.docs).expanduser(), docs_table.machine_class().slug)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """`speclens bench` with the options this run was given that differ from their defaults (--out and --docs
+    left out: they name files, not what was measured)."""
+    import shlex
+
+    bench = add_parser(argparse.ArgumentParser(prog="speclens").add_subparsers())
+    words = ["speclens", "bench"]
+    for action in bench._actions:  # noqa: SLF001
+        if not action.option_strings or action.dest in ("help", "out", "docs"):
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default or value is None:
+            continue
+        flag = max(action.option_strings, key=len)
+        words += [flag] if action.nargs == 0 else [flag, shlex.quote(str(value))]
+    return " ".join(words)
 
 
 def _quality(args: argparse.Namespace) -> int:
@@ -335,6 +374,17 @@ def _measure(args: argparse.Namespace, pair, prompts, settings: list, choice: di
         result["serve_overhead"] = measure_serve_overhead(pair, prompts, settings[0], args.repeats)
     result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
     write_result(Path(args.out).expanduser(), result, markdown(result), _log)
+    if args.docs is not None:
+        write_docs(result, Path(args.docs).expanduser(), getattr(args, "docs_command", None) or command_line(args))
+
+
+def write_docs(result: dict, doc: Path, command: str, **kwargs) -> Path:
+    """This machine class's table on the page replaced, the whole run written as a dated file beside it."""
+    from app.bench import docs_table
+
+    path = docs_table.update(result, doc, command, **kwargs)
+    _log(f"replaced this machine's table in {doc} and wrote {path}")
+    return path
 
 
 def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:
