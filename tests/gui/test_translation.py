@@ -152,7 +152,7 @@ def test_the_drafter_choice_is_explained_in_chinese(chinese):
     """The policy (no Qt) gives its reasons as data; the window words them in the user's language."""
     from app.drafting.reasons import limit_text
     from app.engine.policy import Choice, Limit, Option
-    from app.gui.model_flow import _reason, _why
+    from app.gui.choice_text import _reason, _why
 
     names = {"SmolLM"}
     for limit in (Limit("cost", 1.05, 2.1, "CPU"), Limit("coverage", 0.38, 2.1, "CPU"),
