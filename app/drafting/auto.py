@@ -14,9 +14,17 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from app.drafting.drafts import make_drafter, self_draft_dtype, template_tokens
+from app.drafting.drafts import make_drafter, template_tokens
 from app.drafting.reasons import describe, limit_text, worded
-from app.drafting.registry import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
+from app.drafting.registry import (
+    AUTO,
+    NO_DRAFT,
+    PROMPT_LOOKUP,
+    SUFFIX,
+    TRAINED_DRAFT,
+    auto_candidates,
+    spec_title,
+)
 from app.drafting.timing import measure_verify, probe, probe_ids
 from app.drafting.tree_probe import verify_tokens, with_tree, with_tree_costs
 from app.engine import DecodeParams
@@ -42,18 +50,12 @@ from app.machine import load as machine_load
 from app.machine import profile as machine_profile
 from app.machine.baseline import target_steps
 from app.machine.clock import now
-from app.machine.packed import weight_count
 from app.machine.profile import DrafterTiming, MachineProfile, VerifyTiming
-from app.models.embedded import DEFAULT_SPEC
 from app.models.loading import LoadedModel
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
-from app.models.rows import output_rows
 
 if TYPE_CHECKING:
     from app.engine.protocols import AnyDrafter, Drafter, LiveController
-
-SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
-
 
 class MeasurementCancelled(LoadCancelled):
     """The cancel flag was set while drafters were being timed (the app is closing)."""
@@ -94,15 +96,10 @@ def device_label(device: torch.device) -> str:
 
 
 def candidate_specs(target: LoadedModel) -> list[str]:
-    """Drafters worth timing for this target: its trained drafts, the embedded model for a larger
-    target of the same family, a reduced self-draft for small targets, and prompt lookup."""
-    specs = [str(info.path) for info in trained_drafts(target)]
-    if target.spec != DEFAULT_SPEC and _embedded_fits(target):
-        specs.append(DEFAULT_SPEC)
-    if weight_count(target.model) <= SELF_DRAFT_MAX_PARAMS and self_draft_dtype(target) is not None:
-        specs.append(SELF_DRAFT)
-    specs.append(PROMPT_LOOKUP)
-    return specs
+    """Drafters worth timing for this target: what the registry's kinds that auto weighs name for it
+    (app.drafting.registry.auto_candidates: its trained drafts, the embedded model for a larger target of the
+    same family, a reduced self-draft for small targets, and prompt lookup)."""
+    return auto_candidates(target)
 
 
 def select(
@@ -314,16 +311,3 @@ def _trained_info(target: LoadedModel, spec: str):
         return drafts[0] if drafts else None
     return next((i for i in drafts if str(i.path) == spec), None)
 
-
-def _embedded_fits(target: LoadedModel) -> bool:
-    """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
-    from app.drafting.catalog import _tokenizer
-    from app.drafting.compat import check_tokenizers
-
-    if weight_count(target.model) <= 2 * 135_000_000:
-        return False  # not larger: the embedded model would cost about a target step
-    mine = _tokenizer(DEFAULT_SPEC)
-    if mine is None:
-        return False
-    rows = output_rows(target.model)
-    return check_tokenizers(target.tokenizer, mine[0], target_rows=rows, draft_rows=mine[1]).compatible
