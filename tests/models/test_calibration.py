@@ -81,6 +81,7 @@ def test_the_slow_drafter_is_never_picked(target, monkeypatch):
     _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.6)})
     sel = select(target, AUTO, use_cache=False)
     assert sel.spec == "prompt-lookup" and sel.drafter.name == "suffix decoding"  # per-round lookup, with the index
+    assert sel.choice.reason.startswith("suffix decoding, decided per round: ")
     assert sel.auto_gamma() is not None and sel.auto_gamma().gamma() == sel.choice.gamma
 
 
