@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 from transformers import GenerationConfig
 
-from app.engine import DecodeParams, Drafter, PromptLookupDrafter, Result, RoundEvent
+from app.drafting import registry
+from app.drafting.drafts import make_drafter
+from app.engine import DecodeParams, Drafter, Result, RoundEvent
 from app.machine.clock import sync
+from app.machine.live_check import LiveCheck
 from app.session.answer_loop import AnswerLoop
 
 from . import llama_cpp_runner
@@ -34,7 +37,7 @@ HF_DEFAULTS = "assisted (HF defaults)"  # HF only: the assistant's own defaults
 TRAINED = "trained draft"  # SpecLens only: a feature draft HF cannot run
 AUTO = "auto"  # SpecLens only: the app's default, drafter and γ chosen by measurement
 LLAMA_CPP = "llama.cpp"  # the engine of the rows run in llama_cpp_worker's process (target-only, prompt lookup)
-LOOKUP_MAX_NGRAM = 3
+LOOKUP_MAX_NGRAM = 3  # HF's and llama.cpp's n-gram sizes, as SpecLens's prompt lookup (the registry's) takes them
 # Hugging Face's own assisted-generation defaults (GenerationConfig, transformers 5.x).
 HF_DEFAULT_ASSISTANT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedule": "heuristic",
                         "assistant_confidence_threshold": 0.4}
@@ -106,6 +109,15 @@ class Pair:
     static: StaticDecoder | None = None  # SpecLens runs on static caches
     # (drafters the static path does not support, such as a trained feature draft, run on dynamic ones)
     llama_cpp: LlamaCppWorker | None = None  # on the target's GGUF, when one runs
+    check: LiveCheck | None = None  # the target's machine profile against the SpecLens rows' rounds (live_check)
+    disputed: str = ""  # why those rounds disputed the profile (the next load measures it again), if they did
+
+    def live_check(self) -> LiveCheck | None:
+        """The check of the target's machine profile, one for the pair as a chat has one (its rounds add up over
+        the runs): made once the profile has its step timed (a drafter selection ran); None until then."""
+        if self.check is None:
+            self.check = LiveCheck.of(self.target)
+        return self.check
 
 
 def pair_configs(pair: Pair) -> list[Config]:
@@ -130,21 +142,31 @@ def run_llama_cpp(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams
     return Run(out["tokens"], out["seconds"], out["peak_mib"], None)
 
 
-def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
-    drafters = {TARGET_ONLY: None, MODEL_DRAFT: pair.drafter, PROMPT_LOOKUP: PromptLookupDrafter(LOOKUP_MAX_NGRAM),
-                TRAINED: pair.trained}
+def speclens_answer(pair: Pair, mode: str, params: DecodeParams) -> AnswerLoop:
+    """A SpecLens row's answer, run as the app runs one: its drafter as every front end gets it (the measured
+    choice with a fresh live γ controller for auto; prompt lookup through the registry, so it never proposes
+    the target's template tokens), on the static caches where they support it, every round fed to the pair's
+    machine check."""
     auto = None
     if mode == AUTO:  # as the app runs by default: the measured choice, γ re-chosen live every round
         assert pair.selection is not None  # the auto configuration runs only with one (pair_configs)
         drafter = pair.selection.drafter
         auto = pair.selection.auto_gamma()
+    elif mode == PROMPT_LOOKUP:
+        drafter = make_drafter(registry.PROMPT_LOOKUP, pair.target)
     else:
-        drafter = drafters[mode]
-    t = pair.target
+        drafter = {TARGET_ONLY: None, MODEL_DRAFT: pair.drafter, TRAINED: pair.trained}[mode]
     static = pair.static if pair.static is not None and pair.static.supports(drafter) is None else None
+    return AnswerLoop(target=pair.target, drafter=drafter, params=params, static=static, controller=auto,
+                      check=pair.live_check())
+
+
+def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
+    t = pair.target
     # run as the app runs an answer (the text streamed too, so the benchmark pays for it), a fresh
     # controller each run
-    answer = AnswerLoop(target=t, drafter=drafter, params=params, static=static, controller=auto)
+    answer = speclens_answer(pair, mode, params)
+    drafter, auto = answer.drafter, answer.controller
     result = Result()
     with PeakMemory(t.device) as mem:
         start = time.perf_counter()
@@ -152,6 +174,9 @@ def run_speclens(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams)
             result.add(event)
         sync(t.device)
         seconds = time.perf_counter() - start
+    if (why := answer.disagreement()) is not None and answer.check is not None:  # as the window checks after an answer
+        t.profile = answer.check.profile
+        pair.disputed = why.text
     if auto is not None:
         pair.auto_gammas.append([r.gamma for r in result.rounds])
     steps = [r.verify_time for r in result.rounds[1:]] if drafter is None else []

@@ -138,7 +138,8 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     from app.bench.report import write_result
     from app.drafting.auto import calibrate, trained_drafts
     from app.drafting.drafts import make_drafter
-    from app.engine import DecodeParams, PromptLookupDrafter
+    from app.drafting.registry import PROMPT_LOOKUP
+    from app.engine import DecodeParams
     from app.engine.policy import choose
     from app.machine import threads
     from app.models import load_model
@@ -150,7 +151,7 @@ def run_cli(args, temperatures: list[float], load_kwargs: dict) -> int:
     target = load_model(args.target, device=args.device, **load_kwargs)
     spec = args.trained or next((str(i.path) for i in trained_drafts(target)), None)
     trained = (spec, make_drafter(spec, target)) if spec else None
-    lookup = PromptLookupDrafter()
+    lookup = make_drafter(PROMPT_LOOKUP, target)  # as timed, and as every front end runs it: the registry's
     log("measuring verify costs and the drafters' chains and trees ...")
     cal, _ = calibrate(target, [s for s in (spec, "prompt-lookup") if s])
     rows = build_rows(target, trained, lookup, cal, args)

@@ -282,6 +282,7 @@ def _sweep(args: argparse.Namespace, prompts, params, gammas: list[int]) -> int:
     result: dict = {"meta": _meta(args, pair, len(prompts)), "settings": []}
     _log(f"sweeping gamma over {gammas} ({params.temperature:g} temperature) ...")
     sweep = run_sweep(pair, prompts, params, gammas, args.repeats, _log)
+    _log_machine_check(pair)
     out = Path(args.out).expanduser()
     plot_sweep(sweep, out.with_suffix(".png"))
     result["sweep"] = sweep | {"plot": out.with_suffix(".png").name}
@@ -362,6 +363,7 @@ def _measure(args: argparse.Namespace, pair, prompts, settings: list, choice: di
         configs = pick_configs(pair, args.only)
         result["settings"].append(summarize_setting(
             run_setting(pair, prompts, params, args.repeats, configs=configs, log=_log)))
+    _log_machine_check(pair)
     if args.gui_overhead:
         from app.bench.gui_overhead import measure_gui_overhead
 
@@ -385,6 +387,13 @@ def write_docs(result: dict, doc: Path, command: str, **kwargs) -> Path:
     path = docs_table.update(result, doc, command, **kwargs)
     _log(f"replaced this machine's table in {doc} and wrote {path}")
     return path
+
+
+def _log_machine_check(pair) -> None:
+    """What the SpecLens rows' rounds said of the machine profile (app.bench.runners.Pair.live_check), as
+    `generate` says it after its answer."""
+    if pair.disputed:
+        _log(f"{pair.disputed}: the next load measures this machine again (or run speclens calibrate)")
 
 
 def _cpu_costs(args: argparse.Namespace, pair, prompts) -> dict:

@@ -14,9 +14,17 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from app.drafting.drafts import make_drafter, self_draft_dtype, template_tokens
-from app.drafting.reasons import describe, limit_text, worded
-from app.drafting.registry import AUTO, NO_DRAFT, PROMPT_LOOKUP, SELF_DRAFT, SUFFIX, TRAINED_DRAFT, spec_title
+from app.drafting.drafts import make_drafter, template_tokens
+from app.drafting.reasons import choice_reason, describe, limit_text, worded
+from app.drafting.registry import (
+    AUTO,
+    NO_DRAFT,
+    PROMPT_LOOKUP,
+    SUFFIX,
+    TRAINED_DRAFT,
+    auto_candidates,
+    spec_title,
+)
 from app.drafting.timing import measure_verify, probe, probe_ids
 from app.drafting.tree_probe import verify_tokens, with_tree, with_tree_costs
 from app.engine import DecodeParams
@@ -42,18 +50,12 @@ from app.machine import load as machine_load
 from app.machine import profile as machine_profile
 from app.machine.baseline import target_steps
 from app.machine.clock import now
-from app.machine.packed import weight_count
 from app.machine.profile import DrafterTiming, MachineProfile, VerifyTiming
-from app.models.embedded import DEFAULT_SPEC
 from app.models.loading import LoadedModel
 from app.models.progress import LoadProgress, ProgressCallback, ignore_progress
-from app.models.rows import output_rows
 
 if TYPE_CHECKING:
     from app.engine.protocols import AnyDrafter, Drafter, LiveController
-
-SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory to try
-
 
 class MeasurementCancelled(LoadCancelled):
     """The cancel flag was set while drafters were being timed (the app is closing)."""
@@ -94,15 +96,17 @@ def device_label(device: torch.device) -> str:
 
 
 def candidate_specs(target: LoadedModel) -> list[str]:
-    """Drafters worth timing for this target: its trained drafts, the embedded model for a larger
-    target of the same family, a reduced self-draft for small targets, and prompt lookup."""
-    specs = [str(info.path) for info in trained_drafts(target)]
-    if target.spec != DEFAULT_SPEC and _embedded_fits(target):
-        specs.append(DEFAULT_SPEC)
-    if weight_count(target.model) <= SELF_DRAFT_MAX_PARAMS and self_draft_dtype(target) is not None:
-        specs.append(SELF_DRAFT)
-    specs.append(PROMPT_LOOKUP)
-    return specs
+    """Drafters worth timing for this target: what the registry's kinds that auto weighs name for it
+    (app.drafting.registry.auto_candidates: its trained drafts, the embedded model for a larger target of the
+    same family, a reduced self-draft for small targets, and prompt lookup)."""
+    return auto_candidates(target)
+
+
+# How the chosen drafter runs: select's decision table, the first row that holds.
+BY_HAND = "by hand"  # a spec other than auto: that drafter as asked, whatever it is predicted at
+LOOKUP_ELSE = "lookup else"  # lookup where a match pays, else the draft that pays best beside it
+PER_ROUND = "per round"  # lookup decided per round, where auto would run lookup alone or target-only
+MEASURED = "measured"  # policy.choose's choice as it is: a drafter's chain or tree, or target-only
 
 
 def select(
@@ -111,54 +115,134 @@ def select(
 ) -> Selection:
     """spec "auto": time every candidate and keep the fastest (or none); any other spec: time that one
     drafter (for the live γ) and keep it even when it is predicted slower, saying so in the choice.
-    remeasure: time the step and the drafters again whatever the machine profile holds."""
+    remeasure: time the step and the drafters again whatever the machine profile holds.
+
+    The rule: policy.choose ranks the measured drafters (`ranked`); for auto, lookup (where it was measured)
+    adds two options, lookup per round (never slower than target-only) and lookup else a draft; the form is
+    the first row of the decision table that holds, and the choice is worded once for that form."""
     report = progress or ignore_progress
-    if spec == NO_DRAFT:
+    if spec == NO_DRAFT:  # nothing to measure
         cal = Calibration(VerifyCosts((1.0,)), (), True, 0.0, device_label(target.device))
         return Selection(None, NO_DRAFT, Choice(None, 1, 1.0, "target-only (chosen by hand)"), cal)
     specs = candidate_specs(target) if spec == AUTO else [spec]
     cal, built = calibrate(target, specs, gamma_max=gamma_max, progress=report, use_cache=use_cache,
                            skip_failures=spec == AUTO, cancel=cancel, remeasure=remeasure, **load_kwargs)
     profile = target.profile
-    choice = worded(choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree))
-    lookup = next((p for p in cal.profiles if p.name == PROMPT_LOOKUP), None)
-    # Lookup at its measured α, on a full match, must beat a target step, or no round would propose.
-    per_round = (spec == AUTO and lookup is not None and not choice.tree and choice.drafter in (None, PROMPT_LOOKUP)
-                 and worth_proposing(gamma_max, lookup.alpha, cal.verify) > 0)
-    if per_round:
-        assert lookup is not None
-        choice = _per_round_lookup(choice, lookup)
-    mixed = (_lookup_else(choice, cal, lookup, gamma_max, per_round)
-             if spec == AUTO and lookup is not None and tree is not True else None)
-    if mixed is not None:
-        choice, per_round = mixed, False
-    if spec != AUTO:  # chosen by hand: keep it, but the choice still says whether it pays
-        option = choice.options[0] if choice.options else None
-        gamma = option.gamma if option else 1
-        predicted = option.predicted if option else 1.0
-        reason = choice.reason
-        if choice.target_only:
-            assert option is not None  # the one drafter asked for was timed (it raises where it cannot be built)
-            reason = f"{option.label} is predicted at {predicted:.2f}× target-only because {limit_text(option.limit)}"
-        choice = Choice(spec, gamma, predicted, reason, choice.options, option.nodes if option else 0)
-    chosen = choice.drafter or NO_DRAFT
-    chain = _per_round(target, cal, lookup) if per_round and lookup else built.pop(chosen, None)
-    if isinstance(chain, SuffixDrafter):  # the per-round lookup also reads the index: say so
-        choice = replace(choice, reason=choice.reason.replace(lookup.label, SuffixDrafter.name, 1) if lookup else choice.reason)
+    ranked = choose(cal.profiles, cal.verify, gamma_max, device=cal.device, tree=tree)
+    lookup = next((p for p in cal.profiles if p.name == PROMPT_LOOKUP), None) if spec == AUTO else None
+    per_round = _per_round_option(ranked, lookup, cal, gamma_max)
+    mixed = _lookup_else_option(lookup, cal, gamma_max) if tree is not True else None
+    form = (BY_HAND if spec != AUTO
+            else LOOKUP_ELSE if mixed is not None and _beats(mixed, ranked, per_round)
+            else PER_ROUND if per_round is not None
+            else MEASURED)
+    gated = _per_round(target, cal, lookup) if lookup is not None and form in (PER_ROUND, LOOKUP_ELSE) else None
+    choice = _choice(form, spec, ranked, lookup, per_round, mixed, gated)
+    chain = _chain(None if form == PER_ROUND else choice.drafter, built, target, report, **load_kwargs)
+    drafter = _drafter(form, choice, chain, gated, lookup)
+    if use_cache and target.profile is not None and target.profile != profile:  # the chosen self-draft timed its kernels
+        machine_profile.write(target.profile)
+    return Selection(drafter, choice.drafter or NO_DRAFT, choice, cal)
+
+
+def _choice(form: str, spec: str, ranked: Choice, lookup: DrafterProfile | None, per_round: Option | None,
+            mixed: Option | None, gated: AnyDrafter | None) -> Choice:
+    """The choice for the form select took, worded once. ranked: policy.choose's (its options are every
+    measured drafter's best, fastest first); per_round and mixed: lookup's two forms where auto offers them;
+    gated: the per-round lookup built for them (named in the reason when it reads the suffix index too)."""
+    if form == BY_HAND:  # kept, but the choice still says whether it pays
+        assert ranked.options  # the one drafter asked for was timed (it raises where it cannot be built)
+        option = ranked.options[0]
+        reason = (f"{option.label} is predicted at {option.predicted:.2f}× target-only because "
+                  f"{limit_text(option.limit)}" if ranked.target_only else choice_reason(ranked))
+        return Choice(spec, option.gamma, option.predicted, reason, ranked.options, option.nodes, ranked.device)
+    if form == LOOKUP_ELSE:
+        assert mixed is not None and lookup is not None
+        reason = (f"{describe(mixed)}: predicted {mixed.predicted:.2f}× target-only (each round, lookup where a "
+                  f"match is predicted to beat a draft round, at a live α from {lookup.alpha:.2f}; else the draft)")
+        return Choice(mixed.name, mixed.gamma, mixed.predicted, reason, (mixed, *ranked.options),
+                      device=ranked.device)
+    if form == PER_ROUND:
+        assert per_round is not None and lookup is not None
+        name = SuffixDrafter.name if isinstance(gated, SuffixDrafter) else lookup.label  # it reads the index too
+        reason = (f"{name}, decided per round: it proposes where a match is predicted to pay "
+                  f"(α {lookup.alpha:.2f}), else a target-only step"
+                  + (f" ({choice_reason(ranked)})" if ranked.target_only else ""))
+        return Choice(PROMPT_LOOKUP, per_round.gamma, per_round.predicted, reason, ranked.options,
+                      device=ranked.device)
+    return worded(ranked)
+
+
+def _chain(spec: str | None, built: dict[str, Drafter], target: LoadedModel, report: ProgressCallback,
+           **load_kwargs) -> Drafter | None:
+    """The chain drafter `spec` names (None, "none": no drafter): the one built while timing where there is
+    one, else built now; the others built while timing are let go."""
+    chain = built.pop(spec, None) if spec else None
     if built:  # the others' memory back now; a cached choice built none (a needless collect took 0.32 s)
         built.clear()
         gc.collect()
-    if chain is None and chosen != NO_DRAFT:
-        report(LoadProgress("draft", 0.95, f"loading the chosen draft {chosen}"))
-        chain = make_drafter(chosen, target, progress=report, **load_kwargs)
-    drafter: AnyDrafter | None = chain
+    if chain is None and spec and spec != NO_DRAFT:
+        report(LoadProgress("draft", 0.95, f"loading the chosen draft {spec}"))
+        chain = make_drafter(spec, target, progress=report, **load_kwargs)
+    return chain
+
+
+def _drafter(form: str, choice: Choice, chain: Drafter | None, gated: GatedLookupDrafter | None,
+             lookup: DrafterProfile | None) -> AnyDrafter | None:
+    """What runs the choice: the per-round lookup; lookup else the chosen chain; the chain's tree form where
+    the choice is a tree; else the chain (None: target-only)."""
+    if form == PER_ROUND:
+        return gated
+    if form == LOOKUP_ELSE and chain is not None and gated is not None and lookup is not None:
+        return LookupElseDrafter(gated, chain, choice.gamma, lookup)
     if choice.tree and chain is not None:
-        drafter = chain.tree_form(choice.nodes, choice.gamma)
-    if mixed is not None and chain is not None and lookup is not None:
-        drafter = LookupElseDrafter(_per_round(target, cal, lookup), chain, choice.gamma, lookup)
-    if use_cache and target.profile is not None and target.profile != profile:  # the chosen self-draft timed its kernels
-        machine_profile.write(target.profile)
-    return Selection(drafter, chosen, choice, cal)
+        return chain.tree_form(choice.nodes, choice.gamma)
+    return chain
+
+
+def _per_round_option(ranked: Choice, lookup: DrafterProfile | None, cal: Calibration,
+                      gamma_max: int) -> Option | None:
+    """Lookup decided per round (GatedLookupDrafter), where auto would run lookup's chain alone or target-only
+    and lookup at its measured α, on a full match, beats a target step (else no round would propose): a
+    proposal costs nothing, so each round decides from v(n) and lookup's α whether its match is worth
+    verifying, and a round without one is a plain target step: never predicted slower than target-only."""
+    if (lookup is None or ranked.tree or ranked.drafter not in (None, PROMPT_LOOKUP)
+            or worth_proposing(gamma_max, lookup.alpha, cal.verify) <= 0):
+        return None
+    option = next(o for o in ranked.options if o.name == PROMPT_LOOKUP)
+    return replace(option, predicted=max(1.0, option.predicted))
+
+
+def _lookup_else_option(lookup: DrafterProfile | None, cal: Calibration, gamma_max: int) -> Option | None:
+    """Lookup where a match is predicted to pay, else a draft (LookupElseDrafter), for the draft whose chain
+    alone is predicted faster than target-only (else lookup's per-round fallback, a target step, is the
+    faster one) that is predicted fastest beside lookup, from the measured costs (lookup's coverage and α,
+    the draft's c and α, v(n)). It never predicts below the draft alone: a lookup round is only proposed
+    where it beats a draft round, and the live α (learned from every match, proposed or not) moves that per
+    answer; live, the draft is also turned off where it is slower than a target step (LookupElseGamma)."""
+    if lookup is None:
+        return None
+    best = None
+    for draft in cal.profiles:
+        if draft.name == PROMPT_LOOKUP or best_gamma(draft, cal.verify, gamma_max)[1] <= 1.0:
+            continue
+        gamma, predicted = best_draft_gamma(lookup, draft, cal.verify, gamma_max)
+        if best is None or predicted > best[2]:
+            best = (draft, gamma, predicted)
+    if best is None:
+        return None
+    draft, gamma, predicted = best
+    return Option(draft.name, f"prompt lookup, else {draft.label}", gamma, predicted,
+                  limit_of(draft, gamma, cal.verify, cal.device))
+
+
+def _beats(mixed: Option, ranked: Choice, per_round: Option | None) -> bool:
+    """Whether lookup-else is taken: beside lookup per round (never slower than target-only) it only has to be
+    faster; otherwise it must be at least as fast as the ranked choice and beat target-only by MARGIN, as any
+    drafter must."""
+    if per_round is not None:
+        return mixed.predicted > per_round.predicted + 1e-9
+    return mixed.predicted >= max(MARGIN, ranked.predicted - 1e-9)
 
 
 def _per_round(target: LoadedModel, cal: Calibration, lookup: DrafterProfile) -> GatedLookupDrafter:
@@ -171,50 +255,6 @@ def _per_round(target: LoadedModel, cal: Calibration, lookup: DrafterProfile) ->
         return suffix_drafter(SUFFIX, target, cal.verify, lookup.alpha)
     except (OSError, ValueError, KeyError):  # no corpus: the context alone
         return GatedLookupDrafter(cal.verify, lookup.alpha, never=template_tokens(target))
-
-
-def _lookup_else(choice: Choice, cal: Calibration, lookup: DrafterProfile, gamma_max: int,
-                 per_round: bool) -> Choice | None:
-    """Lookup where a match is predicted to pay, else a draft (LookupElseDrafter), for a draft whose chain is
-    predicted faster than target-only (else lookup's per-round fallback, a target step, is the faster one):
-    the choice when its prediction from the measured costs (lookup's coverage and α, the draft's c and α,
-    v(n)) is at least `choice`'s and beats target-only by MARGIN, or beats lookup per round (`per_round`:
-    `choice` is lookup alone, never slower than target-only). It never predicts below the draft alone:
-    a lookup round is only proposed where it beats a draft round, and the live α (learned from every
-    match, proposed or not) moves that per answer; live, the draft is also turned off where it is slower
-    than a target step (LookupElseGamma)."""
-    best = None
-    for draft in cal.profiles:
-        if draft.name == PROMPT_LOOKUP or best_gamma(draft, cal.verify, gamma_max)[1] <= 1.0:
-            continue
-        gamma, predicted = best_draft_gamma(lookup, draft, cal.verify, gamma_max)
-        if best is None or predicted > best[2]:
-            best = (draft, gamma, predicted)
-    if best is None:
-        return None
-    draft, gamma, predicted = best
-    # Beside lookup per round (never slower than target-only) it only has to be faster; otherwise it must
-    # also beat target-only by MARGIN, as any drafter must.
-    if not (predicted > choice.predicted + 1e-9 if per_round else predicted >= max(MARGIN, choice.predicted - 1e-9)):
-        return None
-    option = Option(draft.name, f"prompt lookup, else {draft.label}", gamma, predicted,
-                    limit_of(draft, gamma, cal.verify, cal.device))
-    reason = (f"{describe(option)}: predicted {predicted:.2f}× target-only (each round, lookup where a match is "
-              f"predicted to beat a draft round, at a live α from {lookup.alpha:.2f}; else the draft)")
-    return Choice(draft.name, gamma, predicted, reason, (option, *choice.options))
-
-
-def _per_round_lookup(choice: Choice, lookup: DrafterProfile) -> Choice:
-    """Auto with lookup rather than target-only: a proposal costs nothing, so each round decides from v(n)
-    and lookup's α whether its match is worth verifying (GatedLookupDrafter), and a round without one is
-    a plain target step: never predicted slower than target-only."""
-    option = next((o for o in choice.options if o.name == PROMPT_LOOKUP), None)
-    predicted = max(1.0, option.predicted if option else 1.0)
-    reason = (f"{lookup.label}, decided per round: it proposes where a match is predicted to pay "
-              f"(α {lookup.alpha:.2f}), else a target-only step")
-    if choice.target_only:
-        reason += f" ({choice.reason})"
-    return Choice(PROMPT_LOOKUP, option.gamma if option else 1, predicted, reason, choice.options)
 
 
 def calibrate(
@@ -314,16 +354,3 @@ def _trained_info(target: LoadedModel, spec: str):
         return drafts[0] if drafts else None
     return next((i for i in drafts if str(i.path) == spec), None)
 
-
-def _embedded_fits(target: LoadedModel) -> bool:
-    """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
-    from app.drafting.catalog import _tokenizer
-    from app.drafting.compat import check_tokenizers
-
-    if weight_count(target.model) <= 2 * 135_000_000:
-        return False  # not larger: the embedded model would cost about a target step
-    mine = _tokenizer(DEFAULT_SPEC)
-    if mine is None:
-        return False
-    rows = output_rows(target.model)
-    return check_tokenizers(target.tokenizer, mine[0], target_rows=rows, draft_rows=mine[1]).compatible

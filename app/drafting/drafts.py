@@ -1,5 +1,6 @@
 """Turn a draft spec into a drafter for a loaded target (through the registry, app.drafting.registry), and the
-factories of the kinds that live here: target-only, prompt lookup, the self-draft and a draft model."""
+factories of the kinds that live here: target-only, prompt lookup, the self-draft and a draft model, with the
+rules by which auto weighs the self-draft and the embedded model (the registry's AutoRule lines)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from dataclasses import replace
 
 import torch
 
-from app.drafting.compat import ensure_compatible
-from app.drafting.registry import kind_of
+from app.drafting.compat import check_tokenizers, ensure_compatible
+from app.drafting.registry import SELF_DRAFT, kind_of
 from app.engine import ModelDrafter, PromptLookupDrafter
 from app.engine.protocols import Drafter
 from app.errors import ModelError
@@ -18,10 +19,13 @@ from app.machine import torch_path
 from app.machine.packed import weight_count
 from app.models import memory
 from app.models.devices import reduced_dtype
+from app.models.embedded import DEFAULT_SPEC
 from app.models.loading import LoadedModel, load_model
+from app.models.rows import output_rows
 from app.native.model import is_native
 
 DEFAULT_TREE_NODES = 16  # a tree's node budget without a measurement (--tree on, the race of tree against chain)
+SELF_DRAFT_MAX_PARAMS = 600_000_000  # a reduced copy of a larger target costs too much memory for auto to try
 
 
 def self_draft_dtype(target: LoadedModel) -> torch.dtype | None:
@@ -109,3 +113,28 @@ def model_draft(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter:
     draft = load_model(spec, **load_kwargs)
     ensure_compatible(target, draft)
     return ModelDrafter(draft.model, name=draft.name)
+
+
+# --- what auto weighs (the registry's AutoRule lines) -----------------------------------------------
+def self_draft_candidates(target: LoadedModel) -> list[str]:
+    """The self-draft, for a target small enough to copy that has a cheaper dtype to copy it in."""
+    fits = weight_count(target.model) <= SELF_DRAFT_MAX_PARAMS and self_draft_dtype(target) is not None
+    return [SELF_DRAFT] if fits else []
+
+
+def embedded_candidates(target: LoadedModel) -> list[str]:
+    """The embedded model (SmolLM2-135M), for a larger target that shares its tokenizer."""
+    return [DEFAULT_SPEC] if target.spec != DEFAULT_SPEC and embedded_fits(target) else []
+
+
+def embedded_fits(target: LoadedModel) -> bool:
+    """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
+    from app.drafting.catalog import _tokenizer
+
+    if weight_count(target.model) <= 2 * 135_000_000:
+        return False  # not larger: the embedded model would cost about a target step
+    mine = _tokenizer(DEFAULT_SPEC)
+    if mine is None:
+        return False
+    rows = output_rows(target.model)
+    return check_tokenizers(target.tokenizer, mine[0], target_rows=rows, draft_rows=mine[1]).compatible

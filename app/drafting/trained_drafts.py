@@ -128,6 +128,12 @@ def find_trained_draft(target, dirs: list[Path] | None = None) -> Path:
     return drafts[0].path
 
 
+def trained_candidates(target) -> list[str]:
+    """Auto's candidates of this kind (the registry's AutoRule): the folders of the drafts made for the
+    target, best α first."""
+    return [str(info.path) for info in list_trained_drafts(target)]
+
+
 def target_fingerprint(target) -> dict:
     """Fingerprint of a LoadedModel (cached on it) or of a bare transformers model."""
     extra = getattr(target, "extra", None)

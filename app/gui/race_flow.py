@@ -17,7 +17,7 @@ from app.session import State
 
 if TYPE_CHECKING:
     from app.engine.params import DecodeParams
-    from app.engine.protocols import AnyDrafter
+    from app.engine.protocols import AnyDrafter, Drafter
     from app.models import LoadedModel
     from app.session import ChatModel, Conversation
 
@@ -37,18 +37,24 @@ class RaceRequest:
     params: DecodeParams  # fixed for both runs
 
 
-def race_drafters(mode: str, drafter) -> tuple:
+def race_drafters(mode: str, drafter, target: LoadedModel) -> tuple:
     """(first run's drafter, second run's) for a race mode. "tree" races the current draft (prompt lookup
     without one) as a chain against the same draft as a token tree: the current tree when the measured
-    choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. ValueError (the
-    draft's name) when the draft has no tree form."""
-    from app.drafting.drafts import DEFAULT_TREE_NODES
-    from app.engine.drafters import PromptLookupDrafter
+    choice made one (its chain form races it), else a tree of DEFAULT_TREE_NODES nodes. Prompt lookup is the
+    registry's (make_drafter), as every front end builds it: it never proposes the target's template tokens.
+    ValueError (the draft's name) when the draft has no tree form."""
+    from app.drafting.drafts import DEFAULT_TREE_NODES, make_drafter
+    from app.drafting.registry import PROMPT_LOOKUP
     from app.engine.policy import TREE_DEPTH
 
-    current = drafter or PromptLookupDrafter()
+    def lookup() -> Drafter:
+        built = make_drafter(PROMPT_LOOKUP, target)
+        assert built is not None  # prompt lookup always builds
+        return built
+
+    current = drafter or lookup()
     if mode == "lookup":
-        return current, PromptLookupDrafter()
+        return current, lookup()
     if mode != "tree":
         return None, current
     chain = current.chain_form()
@@ -124,7 +130,7 @@ class RaceFlow(QObject):
         if not model.idle or model.target is None:
             return False
         try:
-            drafters = race_drafters(mode, model.drafter)
+            drafters = race_drafters(mode, model.drafter, model.target)
         except ValueError as exc:
             self.status.show_banner(QCoreApplication.translate("Race", "The {0} draft has no token-tree form to race").format(exc))
             return False

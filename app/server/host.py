@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from app.engine.protocols import AnyDrafter, LiveController
     from app.engine.static import StaticDecoder
+    from app.machine.live_check import LiveCheck
     from app.models import LoadedModel
     from app.session import ChatModel
 
@@ -61,14 +62,16 @@ class ServedPair:
     params: DecodeParams  # defaults for fields a request leaves out
     auto: LiveController | None = None  # live γ shared by the answers; only the worker thread touches it
     static: StaticDecoder | None = None
+    # the check of the target's machine profile against live rounds (app.machine.live_check), fed every answer
+    check: LiveCheck | None = None
 
     @classmethod
     def of(cls, model: ChatModel, params: DecodeParams, gamma_auto: bool = True) -> ServedPair:
         """The pair a chat model holds (the window's, or `speclens serve`'s), as served: its target, drafter
-        and compiled steps, and its live γ controller when γ is auto."""
+        and compiled steps, its live γ controller when γ is auto, and its machine check."""
         if model.target is None:
             raise ValueError("no pair is loaded to serve")
-        return cls(model.target, model.drafter, params, model.auto if gamma_auto else None, model.static)
+        return cls(model.target, model.drafter, params, model.auto if gamma_auto else None, model.static, model.live)
 
     @property
     def model_id(self) -> str:
@@ -281,9 +284,30 @@ class EngineHost:
     def _run(self, answer: Answer) -> Done:
         job, pair = answer.job, self.pair
         # As the window runs an answer: live γ (when asked) from the pair's controller, which hears every round
-        # and, first, this server's own timed step, so its passes are priced against it (live_verify.py).
+        # and, first, this server's own timed step, so its passes are priced against it (live_verify.py); every
+        # round checked against the machine profile.
         loop = AnswerLoop(target=pair.target, params=job.params, drafter=None if job.target_only else pair.drafter,
-                          static=pair.static, controller=pair.auto, gamma_auto=job.auto_gamma, step=self.baseline_step)
+                          static=pair.static, controller=pair.auto, gamma_auto=job.auto_gamma, check=pair.check,
+                          step=self.baseline_step)
+        try:
+            return self._answer(answer, loop)
+        finally:
+            self._check_machine(loop)
+
+    def _check_machine(self, loop: AnswerLoop) -> None:
+        """After an answer, as the window does: when the live rounds disagree with the machine profile, the
+        profile is disputed (the next load measures it again) and the log says so, once per loaded profile."""
+        try:
+            why = loop.disagreement()
+        except Exception:  # the check's cache write failed: it never ends the server
+            log.exception("the machine check failed")
+            return
+        if why is not None and loop.check is not None:
+            self.pair.target.profile = loop.check.profile
+            log.warning("%s: the next load of %s measures this machine again", why.text, self.pair.model_id)
+
+    def _answer(self, answer: Answer, loop: AnswerLoop) -> Done:
+        job = answer.job
         stops = StopText(job.stop)
         batch: list[Event] = []
         tokens: list[TokenEvent] = []

@@ -265,3 +265,32 @@ def test_every_row_runs_at_the_targets_thread_count(tiny_pair_dirs, monkeypatch)
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
+
+
+def test_speclens_rows_take_drafters_from_the_registry_and_check_the_machine(tiny_pair, tmp_path, monkeypatch):
+    """Prompt lookup as every front end builds it (the registry's: it never proposes the target's template
+    tokens; HF's row gets the same n-gram sizes), and every SpecLens row's rounds fed to one machine check for
+    the pair, as a chat's are, whose verdict disputes a profile they disagree with."""
+    from app.bench.runners import LOOKUP_MAX_NGRAM, run_speclens, speclens_answer
+    from app.drafting.drafts import template_tokens
+    from app.engine.policy import VerifyCosts
+    from app.machine.live_check import LiveCheck
+    from app.machine.profile import MachineProfile, VerifyTiming
+
+    pair, target = tiny_pair, tiny_pair.target
+    params = DecodeParams(gamma=3, temperature=0.0, max_new_tokens=12, seed=3)
+    lookup = speclens_answer(pair, PROMPT_LOOKUP, params).drafter
+    assert lookup.never and lookup.never == template_tokens(target) and lookup.max_ngram == LOOKUP_MAX_NGRAM
+    monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path))  # the dispute is written here
+    # a profile that says a pass takes 0.1 µs: every live round disagrees with it
+    wrong = MachineProfile("bench-check", verify=VerifyTiming(VerifyCosts((1e-7,) * 12), 1e-7, 10_000))
+    monkeypatch.setattr(target, "profile", wrong)
+    monkeypatch.setattr(pair, "check", None)
+    monkeypatch.setattr(pair, "disputed", "")
+    first = speclens_answer(pair, TARGET_ONLY, params).check
+    assert first is not None and first.profile is wrong
+    assert speclens_answer(pair, MODEL_DRAFT, params).check is first  # one check for the pair, over every row
+    pair.check = LiveCheck(wrong, rounds=2)
+    ids = target.encode_chat([{"role": "user", "content": "abcabc"}])
+    run_speclens(pair, TARGET_ONLY, ids, params)
+    assert "slower than this machine's profile" in pair.disputed and target.profile.disputed == pair.disputed

@@ -39,6 +39,28 @@ def test_auto_measures_every_candidate_then_reads_the_cache(target, monkeypatch)
     assert again.spec == first.spec
 
 
+def test_auto_candidates_come_from_the_registry_in_the_same_order(target, monkeypatch):
+    """Each kind auto weighs names its candidates in the registry (AutoRule): trained drafts, the embedded model
+    for a larger target that shares its tokenizer, the self-draft of a small target, prompt lookup, in that
+    order; a kind registered with a rule is weighed too, at its rank."""
+    from app.drafting import drafts
+    from app.drafting.registry import AutoRule, DraftKind, register, unregister
+    from app.models.embedded import DEFAULT_SPEC
+
+    monkeypatch.setattr(drafts, "embedded_fits", lambda target: True)
+    assert candidate_specs(target) == [DEFAULT_SPEC, "self", "prompt-lookup"]
+    monkeypatch.setattr(drafts, "SELF_DRAFT_MAX_PARAMS", 0)  # a target too large to copy
+    assert candidate_specs(target) == [DEFAULT_SPEC, "prompt-lookup"]
+    monkeypatch.setattr(drafts, "embedded_fits", lambda target: False)
+    assert candidate_specs(target) == ["prompt-lookup"]
+    kind = register(DraftKind("uniform", "toy_drafter:build", auto=AutoRule(35)))
+    try:
+        assert candidate_specs(target) == ["uniform", "prompt-lookup"]
+    finally:
+        unregister(kind)
+    assert candidate_specs(target) == ["prompt-lookup"]
+
+
 def _timed_to(n_max: int, seconds: tuple[float, ...]) -> tuple[float, ...]:
     """v(n) timed up to n_max tokens, as measure_verify returns it: past `seconds`, the line VerifyCosts
     extrapolates (so every v(n) is the same as from `seconds` alone)."""
@@ -59,6 +81,7 @@ def test_the_slow_drafter_is_never_picked(target, monkeypatch):
     _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.6)})
     sel = select(target, AUTO, use_cache=False)
     assert sel.spec == "prompt-lookup" and sel.drafter.name == "suffix decoding"  # per-round lookup, with the index
+    assert sel.choice.reason.startswith("suffix decoding, decided per round: ")
     assert sel.auto_gamma() is not None and sel.auto_gamma().gamma() == sel.choice.gamma
 
 
@@ -185,7 +208,7 @@ def test_auto_times_a_trained_draft_and_takes_alpha_from_its_report(target, tmp_
         "summary": {"alpha_greedy": 0.5, "alpha_sampled": 0.4, "c": 0.05},
         "evaluation": {"by_temperature": {"greedy": {"per_position_acceptance": [0.6, 0.5, 0.4, None]}}},
     }))
-    assert candidate_specs(target)[0] == str(path)
+    assert candidate_specs(target) == [str(path), "self", "prompt-lookup"]  # trained drafts first, as before
     cal, built = calibrate(target, [str(path)], use_cache=False)
     (profile,) = cal.profiles
     assert profile.label == "tiny draft" and profile.alpha == 0.5 and profile.per_position == (0.6, 0.5, 0.4)

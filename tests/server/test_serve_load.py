@@ -209,3 +209,47 @@ def test_the_hosts_live_gamma_hears_the_servers_own_target_step(tiny_loaded):
     (step, live_step), (no_step, no_live_step) = heard[True], heard[False]
     assert step is not None and step > 0 and live_step == step
     assert no_step is None and no_live_step is None
+
+
+def test_the_host_checks_every_answer_against_the_machine_profile(tiny_loaded, tmp_path, monkeypatch, caplog):
+    """As the window and `generate` do, the server feeds every round to the check of the machine profile
+    (app.machine.live_check) and gives its verdict after the answer: a profile the rounds disagree with is
+    disputed (the next load measures again), and the log says so. `speclens serve` serves its chat model's
+    check (ServedPair.of); a pair served without one (the twin) checks nothing."""
+    import logging
+
+    from app.engine.policy import VerifyCosts
+    from app.machine.live_check import LiveCheck
+    from app.machine.profile import MachineProfile, VerifyTiming
+    from app.server.host import Done, EngineHost, Job, ServedPair
+    from app.session import ChatModel
+
+    monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path))  # the dispute is written here
+    target, drafter = tiny_loaded
+    # a profile that says a pass takes 0.1 µs: every live round disagrees with it
+    wrong = MachineProfile("serve-check", verify=VerifyTiming(VerifyCosts((1e-7,) * 12), 1e-7, 10_000))
+    model = ChatModel(target.spec, "self")
+    model.install(target, drafter, "self")
+    model.live = LiveCheck(wrong, rounds=2)
+    before = target.profile
+    verdicts = {}
+    try:
+        for served in (ServedPair.of(model, DecodeParams(gamma=3, temperature=0.0, max_new_tokens=12)),
+                       ServedPair(target, drafter, DecodeParams(gamma=3, temperature=0.0, max_new_tokens=12))):
+            target.profile = before
+            host = EngineHost(served, measure_baseline=False)
+            host.start()
+            done = threading.Event()
+            with caplog.at_level(logging.WARNING, logger="app.server.host"):
+                host.submit(Job(host.encode_chat([{"role": "user", "content": "abcabc"}]), served.params),
+                            lambda item, done=done: done.set() if isinstance(item, Done) else None)
+                assert done.wait(60)
+                host.close()
+            verdicts[served.check is not None] = (target.profile, caplog.text)
+            caplog.clear()
+    finally:
+        target.profile = before
+    assert model.live.settled and len(model.live.ratios) >= 2
+    profile, text = verdicts[True]
+    assert profile.disputed and "slower than this machine's profile" in text and "measures this machine again" in text
+    assert verdicts[False] == (before, "")
