@@ -39,7 +39,7 @@ case "$mode" in
         # arm64 and Windows cross toolchains for tests/native/test_cross.py (skipped when present)
         packaging/cross_tools.sh
         # pytest-xdist workers, one per core up to 4 (SPECLENS_TEST_WORKERS overrides; 1 = one process);
-        # --dist loadgroup keeps the frozen build and the embedded model in one worker each (tests/conftest.py).
+        # --dist loadgroup keeps the frozen build in one worker (tests/conftest.py), and a suite's shared C builds in one.
         n=${SPECLENS_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
         if [ "$n" -gt 4 ]; then n=4; fi
         workers=()

@@ -54,15 +54,13 @@ def torch_default_target():
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`-n 2 --dist loadgroup`), keep the expensive shared setups in one worker
-    each: the frozen build (module fixture) is built once, and the embedded model (session fixture) is
-    loaded once, not once per worker."""
+    """Under pytest-xdist (`-n 2 --dist loadgroup`), the frozen build (module fixture) stays in one worker, built
+    once, and starts first: it is the longest single piece of work, so it must not end the run alone. The
+    embedded model (a session fixture) loads once in each worker that needs it, a few seconds from its cache,
+    so its tests spread over the workers instead of queueing in one."""
     for item in items:
         if item.path.name == "test_frozen_build.py":
             item.add_marker(pytest.mark.xdist_group("frozen-build"))
-        elif {"default_target", "torch_default_target"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("default-model"))
-    # The build is the longest single piece of work: start it first, so it does not end the run alone.
     items.sort(key=lambda item: item.path.name != "test_frozen_build.py")
 
 

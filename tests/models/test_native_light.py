@@ -19,7 +19,7 @@ from app.engine import DecodeParams, generate
 from app.native import active_build
 
 pytestmark = [pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here"),
-              pytest.mark.slow, pytest.mark.xdist_group("default-model")]
+              pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 
