@@ -3,7 +3,7 @@
 A round reduces rows as wide as the vocabulary (49,152 for the embedded model). torch's CPU argmax, topk
 and isfinite().all() walk such a row one element at a time: 100-200 µs each (torch 2.13, 2-core Xeon),
 where amax and sum are vectorised (6-8 µs). On the native path a whole target pass is 3-6 ms, so a round's
-dozen such calls were a fifth of it (docs/benchmark.md). Here the row is cut into blocks of BLOCK
+dozen such calls were a fifth of it (docs/engine-notes.md). Here the row is cut into blocks of BLOCK
 entries: the block maxima (vectorised) say which few blocks can hold the answer, and torch's own
 reduction then runs on those blocks only. Results equal torch's, NaN and the first of equal maxima
 included; the indices of entries tied at the k-th value of a top-k may be others of equal value (torch

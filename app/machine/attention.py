@@ -27,7 +27,7 @@ of context: v(5) / v(9) / v(17) = 1.05 / 1.22 / 1.66 target steps at 1 thread (2
 tokens, 1 thread: one step 32.9 ms (56.4), v(9) 1.38 (5.95). Prefill, 1 thread: 300 tokens 0.25 s
 (1.20 s), 1500 tokens 2.2 s (138 s at 2 threads). Blocks of 4 / 8 / 12 / 16 / 32 rows gave v(9) 1.34 /
 1.29 / 1.23 / 1.24 / 1.22 and a step of 28.0 / 28.3 / 28.7 / 28.4 / 29.3 ms in one run; key multiples
-of 64 to 512 were level within noise. Details in docs/benchmark.md.
+of 64 to 512 were level within noise. Details in docs/cpu-path.md.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `F.linear` in float32 goes to MKL, which re-reads the weights once a pass has 4-5 rows, so verifying
 γ + 1 tokens cost 1.6-2.2 target steps on a 2-core CPU. oneDNN with weights reordered once, at load,
 into its blocked layout reads them once at about memory bandwidth for any row count measured
-(docs/benchmark.md). `pack_linears` swaps every `nn.Linear` of a module for a `PackedLinear` that holds
+(docs/cpu-path.md). `pack_linears` swaps every `nn.Linear` of a module for a `PackedLinear` that holds
 only the packed weight; the dense weight is freed. A packed row's output does not depend on how many
 rows the pass has, so verifying n tokens gives the same logits as n single steps.
 """

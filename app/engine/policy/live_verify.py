@@ -2,7 +2,7 @@
 
 The load-time v(n) times bare passes at the probe's context (335 tokens). A pass's extra rows are
 arithmetic whose time does not shrink with the context, while a one-row step does: on the native path a
-2-row pass measured 1.00-1.13 steps at load and 1.22-1.25 in chats of 50-150 tokens (docs/benchmark.md).
+2-row pass measured 1.00-1.13 steps at load and 1.22-1.25 in chats of 50-150 tokens (docs/choosing.md).
 A controller whose rounds mix target steps and proposals (prompt lookup decided per round) sees both
 kinds, so it can price the extra rows as this conversation pays them: e extra steps per extra row on top
 of the calibrated v(n), an exponential moving average over multi-row rounds against the live one-row

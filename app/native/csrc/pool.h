@@ -171,7 +171,7 @@ static void parallel(task_fn fn, void *ctx, int nth) {
 
 /* A Python call is over: workers still spinning sleep now. Spinning pays between a pass's regions, which
  * are microseconds apart; between calls it takes a core from the round's torch work (on 2 cores, 8-14% a
- * token while the host was busy; no cost when quiet: docs/benchmark.md). The next parallel() wakes them. */
+ * token while the host was busy; no cost when quiet: docs/native-kernels.md). The next parallel() wakes them. */
 static void settle(void) { atomic_store(&pool.rest, 1); }
 
 /* One pass at a time (a Python call holds this around its pass, then settle()s). */
