@@ -2,7 +2,7 @@
 
 Run as a script (`python -I app/bench/llama_cpp_worker.py`), never imported by SpecLens and importing
 nothing of it: SpecLens sets OMP_WAIT_POLICY=PASSIVE before any OpenMP runtime starts, and llama.cpp's
-OpenMP threads then sleep between ops (docs/benchmark.md has the figures). The parent hands it an
+OpenMP threads then sleep between ops (docs/engine-notes.md has the figures). The parent hands it an
 environment without that variable, so llama.cpp starts as it does standalone. Only the standard library
 and the optional `llama_cpp` package (llama-cpp-python) are used.
 
