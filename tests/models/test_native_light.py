@@ -127,7 +127,8 @@ def test_a_light_launch_imports_no_model_classes(loads):
     transformers.modeling_utils (the ~2 s the light path exists to save)."""
     code = (
         "import sys\n"
-        "from app.models import load_model, make_drafter\n"
+        "from app.models import load_model\n"
+        "from app.drafting.drafts import make_drafter\n"
         "from app.engine import DecodeParams, generate\n"
         "t = load_model('default', device='cpu', kernels='native')\n"
         "d = make_drafter('trained', t)\n"
