@@ -42,11 +42,14 @@ def load(folder: Path, gguf: Path, record: Record, config, notes: list[str] | No
 
     from app.native import direct
     from app.native.gguf.config import mismatch
+    from app.native.gguf.index import GgufIndex
 
     why = config_problem(config) or mismatch(config, gguf)
     if why is not None:
         raise Unfit(why)
-    index, _ = direct.read(gguf)
+    # Only the file's index: its config is the folder's, checked against the file above. direct.read would make
+    # the family's config class too, whose module imports torch.distributed.tensor and sympy (~1 s) for nothing.
+    index = GgufIndex(gguf)
     native = direct.build(gguf, index, config, folder, digits, notes, record)
     native.generation_config = GenerationConfig.from_pretrained(folder)
     return native

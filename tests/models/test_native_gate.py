@@ -10,7 +10,7 @@ import torch
 from tiny_models import char_tokenizer, noisy_copy, tiny_model
 
 from app.machine import torch_path
-from app.models import loading
+from app.models import loading, route_torch
 from app.native import active_build
 
 pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
@@ -19,7 +19,7 @@ ASKED = torch_path.PathChoice(torch_path.NATIVE, {}, False, "native: asked for")
 
 
 def _gate(model, forced: bool) -> tuple[torch_path.PathChoice, object]:
-    return loading._native_path(model, char_tokenizer(), ASKED, None, forced=forced, report=lambda _: None)
+    return route_torch.native_path(model, char_tokenizer(), ASKED, None, forced=forced, report=lambda _: None)
 
 
 @pytest.fixture
