@@ -66,6 +66,17 @@ def read(key: str) -> dict | None:
         return None
 
 
+def entries() -> dict[str, dict]:
+    """Every entry of the cache, newest first ({} when absent, damaged or of another format)."""
+    try:
+        data = json.loads(cache_file().read_text(encoding="utf-8"))
+        found = data["entries"] if data.get("format") == CACHE_FORMAT else {}
+        items = [(k, e) for k, e in found.items() if isinstance(e, dict)]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    return dict(sorted(items, key=lambda kv: str(kv[1].get("measured_at", "")), reverse=True))
+
+
 def write(key: str, entry: dict) -> None:
     """Store entry under key (stamped with the time), keeping the newest CACHE_ENTRIES; never raises."""
     path = cache_file()

@@ -139,6 +139,18 @@ def read(key: str) -> MachineProfile | None:
         return None
 
 
+def stored() -> list[MachineProfile]:
+    """Every model's profile cached on this machine, newest first (the recommended pairs' speedups read them)."""
+    out = []
+    for key, entry in cost_cache.entries().items():
+        if entry.get("kind") == KIND:
+            try:
+                out.append(from_json(key, entry))
+            except (KeyError, TypeError, ValueError):
+                continue
+    return out
+
+
 def write(profile: MachineProfile) -> None:
     cost_cache.write(profile.key, to_json(profile))
 

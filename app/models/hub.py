@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from app.errors import ModelNotFound, NotCached
+from app.errors import LoadCancelled, ModelNotFound, NotCached
 from app.models.progress import LoadProgress, ProgressCallback
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -55,6 +55,32 @@ def resolve_repo(repo_id: str, *, offline: bool | None, allow_pickle: bool, prog
             f"{repo_id!r} is not in the local Hugging Face cache and {why}; download it once while online "
             f"(e.g. `hf download {repo_id}`), or give a local folder or .gguf file instead"
         ) from exc
+
+
+def download_file(repo_id: str, filename: str, progress) -> Path:
+    """One file of a hub repo (a GGUF), downloaded into the Hugging Face cache or found there; progress(what,
+    bytes done, bytes total) as it arrives, and whatever it raises (a cancel) ends the download."""
+    from huggingface_hub import hf_hub_download
+    from tqdm.auto import tqdm
+
+    class Reporter(tqdm):
+        def __init__(self, *args, **kwargs):
+            kwargs["disable"] = True
+            super().__init__(*args, **kwargs)
+            self.done = 0
+
+        def update(self, n=1):
+            self.done += n or 0
+            if self.total:
+                progress(filename, self.done, int(self.total))
+
+    try:
+        return Path(hf_hub_download(repo_id, filename, etag_timeout=ETAG_TIMEOUT_S, tqdm_class=Reporter))
+    except LoadCancelled:
+        raise
+    except Exception as exc:
+        raise NotCached(f"{filename} could not be downloaded from {repo_id} ({type(exc).__name__}: {exc}); "
+                        "check the network and try again") from exc
 
 
 def _progress_tqdm(progress: ProgressCallback):
