@@ -12,11 +12,11 @@ import torch
 
 from app.engine.policy import DrafterProfile, VerifyCosts
 from app.engine.policy.cost import AUTO_GAMMA_MAX, best_gamma
+from app.errors import EmbeddedModelMissing, LoadCancelled
 from app.machine import profile as machine_profile
 from app.machine.profile import MachineProfile
 from app.models import memory
 from app.models.devices import default_dtype
-from app.errors import EmbeddedModelMissing, LoadCancelled
 from app.models.embedded import DEFAULT_SPEC, embedded_gguf
 from app.models.hub import offline_mode
 

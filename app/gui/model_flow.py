@@ -53,14 +53,15 @@ class ModelFlow(QObject):
         self._load.connect(loader.load)
         model.tree_mode_changed.connect(self._tree_mode_changed)
 
-    def show_recommended_pairs(self, pairs=None):
-        """Models → Recommended pairs…; a choice loads through the loader (download progress included)."""
+    def show_recommended_pairs(self, pairs=None, **gguf):
+        """Models → Recommended pairs…; a choice loads through the loader (download progress included). gguf:
+        the GGUF pairs' collaborators (PairsDialog's gguf_pairs, fetch, located, speedup), for tests."""
         from app.models import default_device
 
         from .pairs_dialog import PAIRS, PairsDialog
 
         device = self.model.target.device if self.model.target is not None else default_device()
-        dialog = PairsDialog(device, pairs or PAIRS, parent=self.parent_widget)
+        dialog = PairsDialog(device, pairs or PAIRS, parent=self.parent_widget, **gguf)
         dialog.chosen.connect(self.load_models)
         dialog.open()
         return dialog
