@@ -152,6 +152,10 @@ class PairsDialog(QDialog):
         self.cancel_button = QPushButton(self.tr("Cancel download"), visible=False)
         self.cancel_button.clicked.connect(self.cancel_download)
         self.download_note = QLabel(wordWrap=True)
+        for w in (self.download_bar, self.cancel_button):  # room kept: showing them does not squeeze the tables
+            policy = w.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            w.setSizePolicy(policy)
         row_layout.addWidget(self.download_bar, 1)
         row_layout.addWidget(self.cancel_button)
         layout.addLayout(row_layout)
