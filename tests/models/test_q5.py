@@ -79,3 +79,41 @@ def test_every_build_gives_the_references_bits(build, name):
                 build.matmul(mat, x[:r].copy(), out, threads)
                 assert np.array_equal(out, ref[:r]), (digits, r, threads)
 
+
+
+def test_a_gguf_of_small_blocks_loads_natively_and_speculation_equals_target_only(tmp_path, monkeypatch):
+    """A Qwen2-shaped GGUF (hidden 96: no multiple of 256, as the 0.5B draft's 896) whose matrices are Q5_0,
+    v Q4_0 and down Q5_1: every matrix held in its own type at the file's bytes (no Q8_0), and greedy
+    speculation (prompt lookup; the model as its own draft, accepted whole) equal to target-only."""
+    from kquant_gguf import BYTES, write_kquant_gguf
+
+    from app.engine import DecodeParams, ModelDrafter, PromptLookupDrafter, generate
+    from app.models import load_model
+    from app.native import direct
+    from app.native.blocks import QMatrix
+    from app.native.gguf.model import parts_of
+
+    types = {"default": "Q5_0", "attn_v": "Q4_0", "ffn_down": "Q5_1"}
+    gguf = write_kquant_gguf(tmp_path / "q5.gguf", types, arch="qwen2", hidden=96, heads=2, kv_heads=1, ffn=160)
+    index, config = direct.read(gguf)
+    parts = parts_of(index, config)
+    want = {"0.qkv": ("Q5_0", "Q5_0", "Q4_0"), "0.o": "Q5_0", "0.gate_up": "Q5_0", "0.down": "Q5_1",
+            "embed": "Q5_0", "head": "Q5_0"}
+    for part, kinds in want.items():
+        mats = parts[part] if isinstance(parts[part], tuple) else (parts[part],)
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        assert tuple(m.name for m in mats) == kinds, part
+        for m in mats:
+            assert isinstance(m, QMatrix)
+            assert m.nbytes == m.n * (m.k // 32) * BYTES[m.name], part  # the file's bytes (rows padded to 16)
+
+    monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path / "cache"))
+    loaded = load_model(str(gguf), device="cpu")
+    assert loaded.kernels.startswith("Q4_0 + Q5_0 + Q5_1 · native"), loaded.kernels
+    ids = loaded.encode_chat([{"role": "user", "content": "abcabc abcabc"}])
+    params = DecodeParams(gamma=3, temperature=0, max_new_tokens=24, seed=0)
+    expected = generate(loaded.model, ids, None, params, vocab_size=loaded.vocab_size).token_ids
+    for drafter in (PromptLookupDrafter(), ModelDrafter(loaded.model)):
+        got = generate(loaded.model, ids, drafter, params, vocab_size=loaded.vocab_size)
+        assert got.token_ids == expected, type(drafter).__name__
+    assert sum(r.accepted for r in got.rounds) > 0  # the model as its own draft: heard, not skipped
