@@ -1,6 +1,7 @@
 """Weights in the kernel's panel layout: 16 output channels x blocks of 32 inputs, each block's bytes in
 the order vpdpbusd reads them (kernel.c says why). Q4_1 comes from a GGUF's own blocks, unchanged;
-Q8_0 from a GGUF's Q8_0 blocks or from float weights. A matrix becomes a kernel build's own Matrix
+Q8_0 from a GGUF's Q8_0 blocks or from float weights; Q4_0, Q5_0 and Q5_1 (q5.py) and the K types
+(kquants.py) from a GGUF's own blocks, re-laid. A matrix becomes a kernel build's own Matrix
 (`QMatrix.native`), which checks that its records hold n x k in its type and keeps them alive."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from types import ModuleType
 import numpy as np
 import torch
 
-from app.native import kquants
+from app.native import kquants, q5
 from app.native.records import BLOCK, NAMES, PANEL, Q4_1, Q8_0, RECORD_BYTES, UNIT, field
 
 # a record: 16 channels x a unit of inputs (32; 256 for the K types), their codes and scales (records.py's
@@ -94,6 +95,8 @@ class QMatrix:
         """The float32 weights [rows, k] these blocks hold."""
         if self.kind in kquants.NAMES:
             return torch.from_numpy(kquants.dequantize(self.kind, self.data.numpy(), self.rows))
+        if self.kind in q5.NAMES:
+            return torch.from_numpy(q5.dequantize(self.kind, self.data.numpy(), self.rows))
         u, d, m = self.unpacked()
         if self.kind == Q4_1:
             w = d.unsqueeze(-1) * u.float() + m.unsqueeze(-1)
@@ -114,10 +117,12 @@ def from_float(w: torch.Tensor) -> QMatrix:
 
 
 def from_gguf_blocks(kind: str, raw: np.ndarray, k: int, rows: np.ndarray | None = None) -> QMatrix:
-    """A GGUF tensor's raw blocks [N, bytes per row] (Q4_1, Q8_0 or a K type) as they are; rows: a row order."""
-    if kind in kquants.KINDS:
-        data, n = kquants.records(kquants.KINDS[kind], raw, rows)
-        return QMatrix.of_data(kquants.KINDS[kind], n, torch.from_numpy(data))
+    """A GGUF tensor's raw blocks [N, bytes per row] (Q4_1, Q8_0, Q4_0, Q5_0, Q5_1 or a K type) as they are;
+    rows: a row order."""
+    for module in (kquants, q5):
+        if kind in module.KINDS:
+            data, n = module.records(module.KINDS[kind], raw, rows)
+            return QMatrix.of_data(module.KINDS[kind], n, torch.from_numpy(data))
     data = torch.from_numpy(np.array(raw if rows is None else raw[rows]))  # a copy: the file stays read-only
     n, kb = data.shape[0], k // BLOCK
     if kind == "Q4_1":

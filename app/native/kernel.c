@@ -1,6 +1,7 @@
 /* SpecLens's native decode step for Llama-family models on a CPU: the whole forward pass of n rows
  * (a decode step, a verify pass, a token tree, a prefill) in one call, on weights in 4-bit (Q4_1) or
- * 8-bit (Q8_0) blocks of 32, read once for every row of the pass.
+ * 8-bit (Q8_0) blocks of 32 (and GGML's Q4_0, Q5_0, Q5_1 and K-quants, csrc/blocks.h), read once for every
+ * row of the pass.
  *
  * Why one C call: a torch step is ~1,900 ATen calls whose per-call overhead is as large as the work, and
  * bf16 weights are 3.5x the bytes of Q4_1. Why this arithmetic: every row's output must be the same

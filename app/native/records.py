@@ -2,7 +2,7 @@
 
 A record holds one panel of 16 output channels and one unit of inputs (32; 256 for the K types) of one block
 type: its fields in order, each a number of bytes, so every offset follows from the sizes as a struct's does.
-blocks.py and kquants.py pack and read records through `field` and `RECORD_BYTES`; descriptor.layout_mismatch
+blocks.py, q5.py and kquants.py pack and read records through `field` and `RECORD_BYTES`; descriptor.layout_mismatch
 checks this table against every build's layout()["blocks"] at import, so a build whose structs differ is
 refused with a reason instead of reading records it does not lay out the same way.
 """
@@ -11,12 +11,17 @@ from __future__ import annotations
 
 PANEL, BLOCK, SUPER = 16, 32, 256
 Q4_1, Q8_0, Q4_K, Q5_K, Q6_K = 1, 2, 12, 13, 14
+Q4_0, Q5_0, Q5_1 = 4, 6, 7  # GGML's ids, but Q4_0's (2 is this kernel's Q8_0)
 F16 = 2 * PANEL  # a float16 for each channel
 
 # name: (type id, unit of inputs, [(field, bytes)] in record order)
 _FIELDS = {
     "Q4_1": (Q4_1, BLOCK, [("nibbles", 4 * PANEL * 4), ("d", F16), ("m", F16)]),
     "Q8_0": (Q8_0, BLOCK, [("codes", 8 * PANEL * 4), ("d", F16)]),
+    # GGML's small blocks, 16 of them a record in exactly their file bytes (q5.py packs them)
+    "Q4_0": (Q4_0, BLOCK, [("nibbles", 4 * PANEL * 4), ("d", F16)]),
+    "Q5_0": (Q5_0, BLOCK, [("nibbles", 4 * PANEL * 4), ("bit4", 8 * 8), ("d", F16)]),
+    "Q5_1": (Q5_1, BLOCK, [("nibbles", 4 * PANEL * 4), ("bit4", 8 * 8), ("d", F16), ("m", F16)]),
     "Q4_K": (Q4_K, SUPER, [("nibbles", 8 * 256), ("scale", 8 * PANEL), ("min", 8 * PANEL), ("d", F16), ("dmin", F16)]),
     "Q5_K": (Q5_K, SUPER, [("nibbles", 8 * 256), ("bit4", 8 * 8 * 8), ("scale", 8 * PANEL), ("min", 8 * PANEL),
                            ("d", F16), ("dmin", F16)]),

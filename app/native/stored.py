@@ -22,9 +22,9 @@ from app.native.build import OPTIONAL
 @cache
 def layout() -> str:
     """A hash of the modules that decide the bytes (the panel records and the parts' names)."""
-    from app.native import build, kquants, records
+    from app.native import build, kquants, q5, records
 
-    return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build, kquants, records))).hexdigest()[:12]
+    return hashlib.sha256(b"".join(_code_of(m) for m in (blocks, build, kquants, q5, records))).hexdigest()[:12]
 
 
 def _code_of(module) -> bytes:

@@ -28,8 +28,9 @@ with atheris.instrument_imports(include=["app.native"]):
     import app.native as native_package
     from app.native.descriptor import LAYER_FIELDS, MODEL_FIELDS
 
-Q4_1, Q8_0 = 1, 2
-RECORD = {Q4_1: 320, Q8_0: 544}
+Q4_1, Q8_0, Q4_0, Q5_0, Q5_1 = 1, 2, 4, 6, 7
+RECORD = {Q4_1: 320, Q8_0: 544, Q4_0: 288, Q5_0: 352, Q5_1: 384}
+KINDS = list(RECORD)
 
 
 def load_builds() -> list:
@@ -73,9 +74,9 @@ def _floats(fdp, count: int) -> np.ndarray:
 
 
 def _matrix(fdp, build, n: int, k: int):
-    kind = Q8_0 if fdp.ConsumeBool() else Q4_1
+    kind = KINDS[fdp.ConsumeIntInRange(0, len(KINDS) - 1)]
     if fdp.ConsumeIntInRange(0, 63) == 63:
-        kind = fdp.ConsumeIntInRange(-3, 5)
+        kind = fdp.ConsumeIntInRange(-3, 8)
     rows, inputs = _near(fdp, n), _near(fdp, k)
     size = (rows // 16) * (inputs // 32) * RECORD.get(kind, 544) if rows > 0 and inputs > 0 else 0
     size = max(0, min(_near(fdp, size), 1 << 22))

@@ -1,5 +1,5 @@
-"""GGUFs of random K-quant blocks written on the spot (the gguf package quantizes no K type, so the blocks
-are random bytes with small float16 scales): a Llama- or Qwen-shaped model whose every matrix is in the
+"""GGUFs of random K-quant blocks (and GGML's small Q4_0, Q5_0, Q5_1 blocks) written on the spot (the gguf
+package quantizes no K type, so the blocks are random bytes with small float16 scales): a Llama- or Qwen-shaped model whose every matrix is in the
 block type asked for, for the native path's tests against gguf's own dequantiser and transformers."""
 
 from __future__ import annotations
@@ -10,15 +10,21 @@ import numpy as np
 from gguf import GGMLQuantizationType, GGUFWriter, TokenType
 from tiny_gguf import TOKENS
 
-BYTES = {"Q4_K": 144, "Q5_K": 176, "Q6_K": 210}
+BYTES = {"Q4_K": 144, "Q5_K": 176, "Q6_K": 210, "Q4_0": 18, "Q5_0": 22, "Q5_1": 24}
+UNIT = {"Q4_K": 256, "Q5_K": 256, "Q6_K": 256, "Q4_0": 32, "Q5_0": 32, "Q5_1": 32}
 
 
 def random_blocks(kind: str, rows: int, k: int, rng: np.random.Generator, scale: float = 0.02) -> np.ndarray:
-    """[rows, k / 256 * bytes] of valid blocks: random codes and scales, float16 d (and dmin) near `scale`."""
-    units = k // 256
+    """[rows, k / unit * bytes] of valid blocks: random codes and scales, float16 d (and dmin) near `scale`."""
+    units = k // UNIT[kind]
     b = rng.integers(0, 256, (rows, units, BYTES[kind]), dtype=np.uint8)
     d = (rng.random((rows, units)) * scale / 32 + scale / 64).astype(np.float16)
-    if kind == "Q6_K":
+    if kind in ("Q4_0", "Q5_0"):
+        b[..., 0:2] = d.view(np.uint8).reshape(rows, units, 2)
+    elif kind == "Q5_1":  # m near -16 d: centres the codes, with some spread
+        m = (-d.astype(np.float32) * rng.uniform(12, 20, (rows, units))).astype(np.float16)
+        b[..., 0:2], b[..., 2:4] = d.view(np.uint8).reshape(rows, units, 2), m.view(np.uint8).reshape(rows, units, 2)
+    elif kind == "Q6_K":
         b[..., 208:210] = d.view(np.uint8).reshape(rows, units, 2)
     else:
         b[..., 0:2] = d.view(np.uint8).reshape(rows, units, 2)
@@ -58,7 +64,7 @@ def write_kquant_gguf(path: Path, types: dict[str, str] | str = "Q4_K", *, arch:
 
     def matrix(name: str, rows: int, k: int) -> None:
         kind = next((t for key, t in mix.items() if key != "default" and key in name), mix["default"])
-        if k % 256:
+        if k % UNIT.get(kind, 1):
             kind = "F32"
         if kind == "F32":
             w.add_tensor(name, (rng.standard_normal((rows, k)) * 0.05).astype(np.float32))

@@ -89,3 +89,44 @@ def check_all(build, shapes=tuple(SHAPES)) -> list[str]:
         check_tree_row_equals_chain(native, model.config.vocab_size)
         done.append(f"{build.isa()} {shape}")
     return done
+
+
+def check_small_blocks(build) -> list[str]:
+    """GGML's Q4_0, Q5_0 and Q5_1 records (q5.py) on an odd shape (37 rows, 7 blocks, the last panel part
+    padding): each row of 1..17 rows and 1..3 threads equals the same row of the 17-row pass, the 17-row pass
+    is the float64 product of gguf's dequantised weights, and the embedding rows are gguf's values."""
+    import numpy as np
+    from gguf import GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    from app.native import q5
+
+    rows, k, done = 37, 224, []
+    rng = np.random.default_rng(5)
+    for name, kind in q5.KINDS.items():
+        raw = rng.integers(0, 256, (rows, k // 32, q5.FILE_BYTES[kind]), dtype=np.uint8)
+        d = rng.uniform(0.004, 0.012, (rows, k // 32)).astype(np.float16)
+        raw[..., 0:2] = d.view(np.uint8).reshape(rows, -1, 2)
+        if name == "Q5_1":
+            raw[..., 2:4] = (-15.5 * d).astype(np.float16).view(np.uint8).reshape(rows, -1, 2)
+        raw = raw.reshape(rows, -1)
+        data, _ = q5.records(kind, raw)
+        want = dequantize(raw, GGMLQuantizationType[name])
+        got = np.empty((rows, k), np.float32)
+        build.rows(build.Matrix(kind, data.shape[0] * 16, k, data), np.arange(rows, dtype=np.int64), got)
+        assert np.array_equal(got, want), f"{name}'s rows differ from gguf's"
+        x = rng.standard_normal((17, k)).astype(np.float32)
+        exact = x.astype(np.float64) @ want.T.astype(np.float64)
+        for digits, tolerance in ((2, 1e-4), (1, 2e-2)):
+            mat = build.Matrix(kind, data.shape[0] * 16, k, data, digits)
+            whole = np.empty((17, mat.n), np.float32)
+            build.matmul(mat, x, whole, 1)
+            err = np.abs(whole[:, :rows] - exact).max() / np.abs(exact).max()
+            assert err < tolerance, f"{name} with {digits} digits: {err:.2g} of the largest from float64"
+            for r in (1, 2, 5, 6, 7, 13, 17):
+                for threads in (1, 2, 3):
+                    out = np.empty((r, mat.n), np.float32)
+                    build.matmul(mat, x[:r].copy(), out, threads)
+                    assert np.array_equal(out, whole[:r]), f"{name}: {r} rows on {threads} threads differ"
+        done.append(f"{build.isa()} {name}")
+    return done

@@ -1,5 +1,5 @@
-"""Run under the sanitizers (tests/native/sanitized.py): the odd-shape checks and the refused descriptors on
-every sanitized build. Any out-of-bounds access or undefined behaviour ends the process with the
+"""Run under the sanitizers (tests/native/sanitized.py): the odd-shape checks, GGML's small blocks on an odd
+shape and the refused descriptors on every sanitized build. Any out-of-bounds access or undefined behaviour ends the process with the
 sanitizer's report; success prints one line per check."""
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ for path in sorted(folder.glob(f"_kernel_*{suffix}")):
         sys.modules[name] = module
         builds.append(module)
 
-from odd_shapes import SHAPES, check_all  # noqa: E402
+from odd_shapes import SHAPES, check_all, check_small_blocks  # noqa: E402
 from refusals import check_refusals  # noqa: E402
 
 assert builds and all(b in native_package.builds() for b in builds), "a sanitized build does not run here"
 shapes = sys.argv[1:] or list(SHAPES)
 for build in builds:
-    for line in check_all(build, shapes) + check_refusals(build):
+    for line in check_all(build, shapes) + check_small_blocks(build) + check_refusals(build):
         print("ok", line, flush=True)

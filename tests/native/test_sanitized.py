@@ -43,6 +43,7 @@ def test_every_build_runs_the_odd_shapes_clean_under_the_sanitizers():
     lines = done.stdout.splitlines()
     assert sum("refused" in line for line in lines) >= 40 * len(runnable_names())
     assert sum("narrow-attention" in line for line in lines) == len(runnable_names())
+    assert sum("Q5_0" in line for line in lines) == len(runnable_names())  # GGML's small blocks ran
 
 
 def test_the_planted_overflow_is_caught(tmp_path):

@@ -33,9 +33,10 @@
         fesetenv(&saved_env_);          \
     } while (0)
 
-/* Block types (blocks.h lays each out). Q4_1 and Q8_0 hold 32 inputs a record; the K-quants (llama.cpp's
- * Q4_K, Q5_K, Q6_K, as the GGUFs people run hold them) hold a super-block of 256. */
-enum { Q4_1 = 1, Q8_0 = 2, Q4_K = 12, Q5_K = 13, Q6_K = 14 };
+/* Block types (blocks.h lays each out). Q4_1, Q8_0 and GGML's Q4_0, Q5_0, Q5_1 hold 32 inputs a record; the
+ * K-quants (llama.cpp's Q4_K, Q5_K, Q6_K, as the GGUFs people run hold them) hold a super-block of 256. The ids
+ * are GGML's where free (GGML's 2, Q4_0, is this kernel's Q8_0: Q4_0 is 4 here). */
+enum { Q4_1 = 1, Q8_0 = 2, Q4_0 = 4, Q5_0 = 6, Q5_1 = 7, Q4_K = 12, Q5_K = 13, Q6_K = 14 };
 
 /* A weight matrix: n output channels (a multiple of 16) x k inputs (a multiple of its type's unit), one
  * record per panel of 16 channels and unit of inputs, in the order the pass reads them (one stream from

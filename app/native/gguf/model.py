@@ -1,5 +1,5 @@
 """A GGUF's native model read straight from the file: the config from its metadata, the kernel's records
-from its blocks (Q4_1, Q8_0, Q4_K, Q5_K, Q6_K as they are; F32, F16 and BF16 matrices as Q8_0; other
+from its blocks (Q4_1, Q8_0, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K as they are; F32, F16 and BF16 matrices as Q8_0; other
 types dequantised by the gguf package, then Q8_0), with no transformers model classes and no float copy of
 the weights, so a first load's memory stays near the file's size. transformers' GGUF loader remains the
 path for families the kernel lacks (descriptor.config_problem says which).
@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from app.native import blocks, kquants
+from app.native import blocks, kquants, q5
 from app.native.blocks import QMatrix
 from app.native.descriptor import Unfit
 from app.native.gguf.index import GgufIndex
 
-NATIVE_TYPES = ("Q4_1", "Q8_0", *kquants.KINDS)
+NATIVE_TYPES = ("Q4_1", "Q8_0", *q5.KINDS, *kquants.KINDS)
 FLOAT_TYPES = {"F32": np.float32, "F16": np.float16}
 CHECK_ROWS = 12  # sampled rows a matrix, checked against gguf's own dequantiser
 CHECK_TOLERANCE = 2e-3  # the kernel's two-digit activations against float64, relative to the product's size

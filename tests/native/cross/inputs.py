@@ -14,13 +14,14 @@ import numpy as np
 import torch
 from transformers import LlamaConfig
 
-from app.native import blocks, kquants
+from app.native import blocks, kquants, q5
 from app.native.build import model_fields
 from app.native.descriptor import Digits
 
 MAGIC = b"SLX1"
-FILE_BYTES = {"Q4_1": 20, "Q8_0": 34, **{name: kquants.FILE_BYTES[kind] for kind, name in kquants.NAMES.items()}}
-UNIT = {"Q4_1": 32, "Q8_0": 32, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256}
+FILE_BYTES = {"Q4_1": 20, "Q8_0": 34, **{name: kquants.FILE_BYTES[kind] for kind, name in kquants.NAMES.items()},
+              **{name: q5.FILE_BYTES[kind] for kind, name in q5.NAMES.items()}}
+UNIT = {"Q4_1": 32, "Q8_0": 32, "Q4_0": 32, "Q5_0": 32, "Q5_1": 32, "Q4_K": 256, "Q5_K": 256, "Q6_K": 256}
 
 # name: (hidden, heads, kv heads, head_dim, ffn, vocab, layers, q/k/v types, gate/up types, down type a layer,
 #        o, embed, head, digits, bias and q/k norms)
@@ -30,6 +31,9 @@ CASES = {
     "head-dim-24": (64, 4, 2, 24, 256, 83, 3, ("Q8_0", "Q8_0", "Q8_0"), ("Q8_0", "Q4_1"),
                     ("Q6_K", "Q4_K", "Q5_K"), "Q4_1", "Q4_1", "Q8_0", Digits(qkv=1, o=2, gate_up=1, down=1, head=2),
                     True),
+    "small-blocks": (96, 3, 1, 32, 160, 71, 3, ("Q5_0", "Q4_0", "Q5_1"), ("Q5_0", "Q5_1"),
+                     ("Q5_1", "Q4_0", "Q5_0"), "Q5_0", "Q4_0", "Q5_0", Digits(qkv=1, o=2, gate_up=2, down=1, head=1),
+                     False),
 }
 PROMPT, GREEDY = 11, 6
 
@@ -48,6 +52,11 @@ def gguf_blocks(kind: str, rows: int, k: int, rng: np.random.Generator) -> block
         raw[..., 0:2], raw[..., 2:4] = _f16(d), _f16(-7.5 * d)
     elif kind == "Q8_0":
         raw[..., 0:2] = scale(0.0005, 0.0012)
+    elif kind in ("Q4_0", "Q5_0"):  # w = d (q - 8) or d (q - 16)
+        raw[..., 0:2] = scale(0.004, 0.012) if kind == "Q5_0" else scale(0.008, 0.024)
+    elif kind == "Q5_1":  # w = d q + m, m near -16 d
+        d = rng.uniform(0.004, 0.012, (rows, units)).astype(np.float32)
+        raw[..., 0:2], raw[..., 2:4] = _f16(d), _f16(-15.5 * d)
     elif kind in ("Q4_K", "Q5_K"):
         raw[..., 0:2], raw[..., 2:4] = scale(0.0002, 0.0004), scale(0.0001, 0.0003)
     else:  # Q6_K: d at the end, int8 scales before it

@@ -32,7 +32,7 @@ static inline __attribute__((always_inline)) void load_block_neon(int64_t type, 
             for (int q = 0; q < 4; q++) { /* channels 4q .. 4q + 3: mask bits 16q .. 16q + 15 */
                 uint8x16_t raw = vld1q_u8(nib + j * 64 + 16 * q);
                 uint8x16_t lo = vandq_u8(raw, low), hi = vshrq_n_u8(raw, 4);
-                if (type == Q5_K || type == Q6_K)
+                if (has_bit4(type) || type == Q6_K)
                     for (int plane = 0; plane < (type == Q6_K ? 2 : 1); plane++) {
                         const uint8x16_t value = vdupq_n_u8((uint8_t)(16 << plane));
                         uint64_t mlo = load64(rec + mask_at(type, sub, plane, j)), mhi = load64(rec + mask_at(type, sub, plane, j + 4));
@@ -53,6 +53,12 @@ static inline __attribute__((always_inline)) void load_block_neon(int64_t type, 
         } else if (type == Q8_0) {
             dv[0] = dv[1] = F16X4(offsetof(RecordQ8_0, d));
             mv[0] = mv[1] = vmulq_f32(vdupq_n_f32(-128.0f), dv[0]);
+        } else if (type == Q4_0 || type == Q5_0) { /* m = -8 d or -16 d, as scale_of */
+            dv[0] = dv[1] = F16X4(type == Q4_0 ? offsetof(RecordQ4_0, d) : offsetof(RecordQ5_0, d));
+            mv[0] = mv[1] = vmulq_f32(vdupq_n_f32(type == Q4_0 ? -8.0f : -16.0f), dv[0]);
+        } else if (type == Q5_1) {
+            dv[0] = dv[1] = F16X4(offsetof(RecordQ5_1, d));
+            mv[0] = mv[1] = F16X4(offsetof(RecordQ5_1, m));
         } else if (type == Q4_K || type == Q5_K) {
             const uint8_t *sc = rec + K_FIELD(type, scale) + (size_t)sub * 16 + 4 * q;
             const uint8_t *mn = rec + K_FIELD(type, min) + (size_t)sub * 16 + 4 * q;

@@ -24,10 +24,20 @@ static inline __attribute__((always_inline)) void load_block_avx512(int64_t type
         m[0] = m[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + offsetof(RecordQ4_1, m))));
         return;
     }
-    if (type == Q5_K) {
+    if (has_bit4(type)) { /* Q5_0, Q5_1, Q5_K: bit 4 from one mask a group, a byte of 16 where set */
         const __m512i bit4 = _mm512_set1_epi8(16);
         for (int g = 0; g < 8; g++)
-            wv[g] = _mm512_or_si512(wv[g], _mm512_maskz_mov_epi8(load64(rec + mask_at(Q5_K, sub, 0, g)), bit4));
+            wv[g] = _mm512_or_si512(wv[g], _mm512_maskz_mov_epi8(load64(rec + mask_at(type, sub, 0, g)), bit4));
+    }
+    if (type == Q4_0 || type == Q5_0) { /* m = -8 d or -16 d, as scale_of */
+        d[0] = d[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + (type == Q4_0 ? offsetof(RecordQ4_0, d) : offsetof(RecordQ5_0, d)))));
+        m[0] = m[1] = _mm512_mul_ps(d[0], _mm512_set1_ps(type == Q4_0 ? -8.0f : -16.0f));
+        return;
+    }
+    if (type == Q5_1) {
+        d[0] = d[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + offsetof(RecordQ5_1, d))));
+        m[0] = m[1] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + offsetof(RecordQ5_1, m))));
+        return;
     }
     if (type == Q4_K || type == Q5_K) {
         __m512 dd = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(rec + K_FIELD(type, d))));

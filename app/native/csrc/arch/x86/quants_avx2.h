@@ -35,7 +35,7 @@ static inline __attribute__((always_inline)) void load_block_avx2(int64_t type, 
             for (int half = 0; half < 2; half++) {
                 __m256i raw = _mm256_loadu_si256((const __m256i *)(nib + j * 64 + 32 * half));
                 __m256i lo = _mm256_and_si256(raw, low), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low);
-                if (type == Q5_K || type == Q6_K) {
+                if (has_bit4(type) || type == Q6_K) {
                     const int planes = type == Q6_K ? 2 : 1;
                     for (int plane = 0; plane < planes; plane++) {
                         const __m256i value = _mm256_set1_epi8((char)(16 << plane));
@@ -58,6 +58,12 @@ static inline __attribute__((always_inline)) void load_block_avx2(int64_t type, 
         } else if (type == Q8_0) {
             dv[0] = dv[1] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rec + offsetof(RecordQ8_0, d) + 16 * v)));
             mv[0] = mv[1] = _mm256_mul_ps(_mm256_set1_ps(-128.0f), dv[0]);
+        } else if (type == Q4_0 || type == Q5_0) { /* m = -8 d or -16 d, as scale_of */
+            dv[0] = dv[1] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rec + (type == Q4_0 ? offsetof(RecordQ4_0, d) : offsetof(RecordQ5_0, d)) + 16 * v)));
+            mv[0] = mv[1] = _mm256_mul_ps(_mm256_set1_ps(type == Q4_0 ? -8.0f : -16.0f), dv[0]);
+        } else if (type == Q5_1) {
+            dv[0] = dv[1] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rec + offsetof(RecordQ5_1, d) + 16 * v)));
+            mv[0] = mv[1] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rec + offsetof(RecordQ5_1, m) + 16 * v)));
         } else if (type == Q4_K || type == Q5_K) {
             __m256 dd = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rec + K_FIELD(type, d) + 16 * v)));
             __m256 dm = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(rec + K_FIELD(type, dmin) + 16 * v)));
