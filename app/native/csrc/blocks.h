@@ -19,8 +19,8 @@
  *
  * The structs below are the layout: every size and offset the kernel reads comes from them (the asserts only
  * check them). Q4_0, Q5_0 and Q5_1 records hold exactly the file's bytes (16 of its blocks: 18, 22, 24
- * bytes each); the codes are unpacked to bytes in registers, never in memory. The K records hold the file's bytes and ~3% more (scales unpacked to a byte each); blocks.py
- * and kquants.py pack them. */
+ * bytes each); the codes are unpacked to bytes in registers, never in memory. The K records hold the file's
+ * bytes and ~3% more (scales unpacked to a byte each). blocks.py, q5.py and kquants.py pack them. */
 
 /* One struct per record type: its fields' sizes and order are the layout, offsetof is every offset the
  * kernel reads, and layout() hands the same numbers to Python (native/records.py checks its table against

@@ -2,7 +2,8 @@
 
 /* Row `token` of a quantized matrix, as floats (the input embedding), each value computed as the gguf
  * package and llama.cpp compute it: d (q - 128) for Q8_0, d sc (q - 32) for Q6_K, d (q - 8) for Q4_0,
- * d (q - 16) for Q5_0, d q + m for the rest. So a native model's float rows are bit for bit transformers' dequantised ones (a trained draft's fingerprint). */
+ * d (q - 16) for Q5_0, d q + m for the rest. So a native model's float rows are bit for bit transformers'
+ * dequantised ones (a trained draft's fingerprint). */
 static void dequantize_row(const QMat *w, int64_t token, float *out) {
     int kb = (int)(w->k / BLOCK), p = (int)(token / PANEL), c = (int)(token % PANEL);
     int offset = w->type == Q8_0 ? 128 : w->type == Q6_K ? 32 : w->type == Q4_0 ? 8 : w->type == Q5_0 ? 16 : 0;
