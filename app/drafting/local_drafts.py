@@ -5,12 +5,14 @@ is weighed per round with lookup like any draft (app.drafting.auto: lookup where
 
 A candidate must share the target's token ids (compat.check_tokenizers, from tokenizer files only: no weights load)
 and be clearly smaller on disk: a draft as large as its target costs about a target step a token. The verdicts
-are kept for the process by the files' size and time, so a second load does not read the tokenizers again.
+are kept by both files' size and time in the user cache (VERDICTS_FILE), so a later load does not read the
+tokenizers again.
 No Qt here.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from app.drafting.catalog import _causal_folder, _hub_cache_entries, _tokenizer
@@ -92,19 +94,60 @@ def _weights_bytes(path: Path) -> int:
         return 0
 
 
-_VERDICTS: dict[tuple[str, int, str, int, int], bool] = {}  # (target, its rows, draft, size, mtime) -> compatible
+VERDICTS_FILE = "local-drafts.json"  # in the user cache: reading a GGUF's tokenizer took 20 s on a busy 2-core CPU
+_VERDICTS: dict[str, bool] = {}  # this process's, by _key; the file's are read into it once
 
 
 def _compatible(target, path: Path) -> bool:
-    """Whether the model at path shares the target's token ids (tokenizer files only), kept per file state."""
-    try:
-        stat = path.stat()
-    except OSError:
+    """Whether the model at path shares the target's token ids (tokenizer files only), kept by both files' state in
+    this process and in the user cache, so a later load does not read the tokenizers again."""
+    key = _key(target, path)
+    if key is None:
         return False
-    rows = output_rows(target.model)
-    key = (target.spec, rows, str(path), stat.st_size, stat.st_mtime_ns)
+    if not _VERDICTS:
+        _VERDICTS.update(_read())
     if key not in _VERDICTS:
         tok = _tokenizer(str(path))
         _VERDICTS[key] = tok is not None and check_tokenizers(
-            target.tokenizer, tok[0], target_rows=rows, draft_rows=tok[1]).compatible
+            target.tokenizer, tok[0], target_rows=output_rows(target.model), draft_rows=tok[1]).compatible
+        _write()
     return _VERDICTS[key]
+
+
+def _key(target, path: Path) -> str | None:
+    own = _local_path(target.spec)
+    theirs = _stamp(path)
+    if theirs is None:
+        return None
+    mine = (_stamp(own) if own is not None else None) or target.spec
+    return f"{mine}|{output_rows(target.model)}|{theirs}"
+
+
+def _stamp(path: Path) -> str | None:
+    """A file's or a folder's files' sizes and latest change: a model replaced in place is judged again."""
+    try:
+        stats = [path.stat()] if path.is_file() else [p.stat() for p in path.iterdir() if p.is_file()]
+    except OSError:
+        return None
+    return f"{path}:{sum(s.st_size for s in stats)}:{max((s.st_mtime_ns for s in stats), default=0)}"
+
+
+def _file() -> Path:
+    return user_cache_dir() / VERDICTS_FILE
+
+
+def _read() -> dict[str, bool]:
+    try:
+        data = json.loads(_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, bool)} if isinstance(data, dict) else {}
+
+
+def _write() -> None:
+    try:
+        tmp = _file().with_suffix(".tmp")
+        tmp.write_text(json.dumps(_VERDICTS, indent=0, sort_keys=True), encoding="utf-8")
+        tmp.replace(_file())
+    except OSError:  # a read-only cache: the verdicts are kept for this process only
+        pass

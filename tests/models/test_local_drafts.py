@@ -46,6 +46,17 @@ def test_a_compatible_smaller_draft_beside_the_target_is_a_candidate_and_others_
     assert str(models["permuted"]) not in candidate_specs(target)
 
 
+def test_a_verdict_is_kept_in_the_cache_until_a_file_changes(models, monkeypatch):
+    target = load_model(str(models["target"]), device="cpu")
+    assert local_draft_candidates(target) == [str(models["draft"])]
+    local_drafts._VERDICTS.clear()  # a new process: the verdicts come from the cache file
+    monkeypatch.setattr(local_drafts, "_tokenizer", lambda spec: pytest.fail("read the tokenizer again"))
+    assert local_draft_candidates(target) == [str(models["draft"])]
+    _save(models["draft"], 1, permuted_tokenizer(), seed=3)  # replaced by another family's model
+    monkeypatch.undo()
+    assert local_draft_candidates(target) == []
+
+
 def test_the_real_pairs_download_and_the_hub_cache_are_looked_in(models, fake_hub):
     target = load_model(str(models["target"]), device="cpu")
     for name in ("draft", "permuted"):
