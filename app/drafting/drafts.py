@@ -127,6 +127,16 @@ def embedded_candidates(target: LoadedModel) -> list[str]:
     return [DEFAULT_SPEC] if target.spec != DEFAULT_SPEC and embedded_fits(target) else []
 
 
+def model_candidates(target: LoadedModel) -> list[str]:
+    """The draft models auto weighs: the embedded model for a larger target of its family, then the compatible
+    draft models the user has (beside the target's file, the real pair's download, the hub cache:
+    app.drafting.local_drafts)."""
+    from app.drafting.local_drafts import local_draft_candidates
+
+    embedded = embedded_candidates(target)
+    return embedded + [s for s in local_draft_candidates(target) if s not in embedded]
+
+
 def embedded_fits(target: LoadedModel) -> bool:
     """The embedded SmolLM2-135M drafts for a larger target that shares its tokenizer."""
     from app.drafting.catalog import _tokenizer

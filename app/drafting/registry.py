@@ -87,7 +87,8 @@ def _any_model(spec: str) -> bool:
 
 
 # Auto's candidates, by rank: the target's trained drafts (best α first), the embedded model for a larger target
-# of its family, the self-draft of a small target, prompt lookup. Suffix decoding is not timed on its own: auto
+# of its family and the compatible draft models the user has (app.drafting.local_drafts), the self-draft of a
+# small target, prompt lookup. Suffix decoding is not timed on its own: auto
 # runs lookup per round over the suffix index where lookup pays (app.drafting.auto).
 KINDS: list[DraftKind] = [
     DraftKind(NO_DRAFT, "app.drafting.drafts:target_only"),
@@ -103,7 +104,7 @@ KINDS: list[DraftKind] = [
     DraftKind("", "app.drafting.trained_drafts:trained_draft", claims=is_trained_folder,
               auto=AutoRule(10, "app.drafting.trained_drafts:trained_candidates")),
     DraftKind("", "app.drafting.drafts:model_draft", claims=_any_model,  # last: any other spec names a model
-              auto=AutoRule(20, "app.drafting.drafts:embedded_candidates")),
+              auto=AutoRule(20, "app.drafting.drafts:model_candidates")),
 ]
 
 

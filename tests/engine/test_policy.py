@@ -17,6 +17,7 @@ from app.engine.policy import (
     best_gamma,
     choose,
     expected_tokens,
+    gamma_bound,
     speedup,
 )
 from app.engine.stats import expected_tokens_per_round, predicted_speedup
@@ -51,7 +52,7 @@ def test_best_gamma_is_the_argmax_of_the_formula():
     for c in (0.01, 0.05, 0.3):
         for alpha in (0.2, 0.4, 0.7, 0.95):
             gamma, s = best_gamma(profile(c, alpha), CPU)
-            values = [predicted_speedup(alpha, g, c, CPU.v(g + 1)) for g in range(1, 9)]
+            values = [predicted_speedup(alpha, g, c, CPU.v(g + 1)) for g in range(1, gamma_bound(CPU) + 1)]
             assert s == pytest.approx(max(values)) and gamma == 1 + int(np.argmax(values))
 
 
@@ -111,11 +112,11 @@ def test_auto_gamma_follows_live_acceptance():
     start = auto.gamma()
     for i in range(1, 30):  # every draft accepted: longer drafts pay
         g = auto.gamma()
-        auto.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.seconds[g]))
+        auto.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.v(g + 1) * CPU.step))
     assert auto.gamma() > start
     for i in range(30, 80):  # almost nothing accepted: the shortest draft, then none
         g = auto.gamma()
-        auto.observe(_round(i, g, 0, [0.02] * g, 0.0025 * g, CPU.seconds[g]))
+        auto.observe(_round(i, g, 0, [0.02] * g, 0.0025 * g, CPU.v(g + 1) * CPU.step))
     assert auto.predicted < 1.0 and auto.stopped and auto.gamma() == 0
 
 
@@ -127,7 +128,7 @@ def test_a_losing_drafter_stops_within_sixteen_rounds_and_explores():
     while auto.gamma() > 0:  # every proposal rejected
         g = auto.gamma()
         rounds += 1
-        auto.observe(_round(rounds, g, 0, [0.01] * g, 0.0025 * g, CPU.seconds[g]))
+        auto.observe(_round(rounds, g, 0, [0.01] * g, 0.0025 * g, CPU.v(g + 1) * CPU.step))
     assert rounds <= DROP_AFTER
     for _ in range(EXPLORE_EVERY):  # target steps: γ 0 rounds
         assert auto.gamma() == 0
@@ -139,7 +140,7 @@ def test_a_losing_drafter_stops_within_sixteen_rounds_and_explores():
     for i in range(1, 60):
         g = good.gamma()
         assert g >= 1
-        good.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.seconds[g]))
+        good.observe(_round(i, g, g, [0.99] * g, 0.0025 * g, CPU.v(g + 1) * CPU.step))
 
 
 def test_auto_gamma_follows_live_draft_cost():
@@ -147,7 +148,7 @@ def test_auto_gamma_follows_live_draft_cost():
     cheap = auto.gamma()
     for i in range(1, 60):  # the draft turns out to cost half a target step per token
         g = auto.gamma()
-        auto.observe(_round(i, g, g - 1, [0.8] * g, 0.025 * g, CPU.seconds[g]))
+        auto.observe(_round(i, g, g - 1, [0.8] * g, 0.025 * g, CPU.v(g + 1) * CPU.step))
     assert auto.gamma() < cheap
     assert auto.profile.c == pytest.approx(0.5, rel=0.05)
 
@@ -167,7 +168,7 @@ def test_auto_gamma_learns_the_token_cost_beside_the_round_cost():
     step = CPU.step
     for i in range(1, 40):
         g = auto.gamma()
-        auto.observe(_round(i, g, g - 1, [0.6] * g, (0.3 + 0.1 * g) * step, CPU.seconds[g]))
+        auto.observe(_round(i, g, g - 1, [0.6] * g, (0.3 + 0.1 * g) * step, CPU.v(g + 1) * CPU.step))
     assert auto.profile.c == pytest.approx(0.1, rel=0.02) and auto.profile.c_round == 0.3
 
 
@@ -325,7 +326,7 @@ def test_recheck_switches_once_live_rounds_predict_a_slowdown():
     auto = AutoGamma(profile(0.05, 0.5), CPU)
     for i in range(1, RECHECK_ROUNDS):  # every draft rejected and costly, but too few rounds yet
         g = auto.gamma()
-        auto.observe(_round(i, g, 0, [0.02] * g, 0.05 * g, CPU.seconds[g]))
+        auto.observe(_round(i, g, 0, [0.02] * g, 0.05 * g, CPU.v(g + 1) * CPU.step))
     assert auto.predicted < 1.0 and recheck(auto, None, 0) is None
     auto.observe(_round(RECHECK_ROUNDS, auto.gamma(), 0, [0.02] * auto.gamma(), 0.05 * auto.gamma(),
                         CPU.seconds[auto.gamma()]))
@@ -340,7 +341,7 @@ def test_recheck_keeps_a_draft_the_live_rounds_predict_faster():
     auto = AutoGamma(profile(0.02, 0.9), CPU)
     for i in range(1, RECHECK_ROUNDS + 5):
         g = auto.gamma()
-        auto.observe(_round(i, g, g, [0.95] * g, 0.001 * g, CPU.seconds[g]))
+        auto.observe(_round(i, g, g, [0.95] * g, 0.001 * g, CPU.v(g + 1) * CPU.step))
     assert auto.predicted > 1.0 and recheck(auto, None, 0) is None
 
 

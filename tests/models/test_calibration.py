@@ -24,7 +24,7 @@ def test_auto_measures_every_candidate_then_reads_the_cache(target, monkeypatch)
     assert candidate_specs(target) == ["self", "prompt-lookup"]  # tiny: no trained draft, no embedded pair
     first = select(target, AUTO)
     cal = first.calibration
-    assert not cal.cached and len(cal.verify.seconds) == TREE_NODES_MAX + 1  # chains up to 9, trees up to 33
+    assert not cal.cached and len(cal.verify.seconds) == TREE_NODES_MAX + 1  # chains up to 17, trees up to 33
     assert {p.name for p in cal.profiles} == {"self", "prompt-lookup"}
     for p in cal.profiles:
         assert p.c >= 0 and 0 <= p.alpha <= 1 and 0 <= p.coverage <= 1

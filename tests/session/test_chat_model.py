@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from app.drafting.reasons import switch_text
-from app.engine.policy import AutoGamma, DrafterProfile, VerifyCosts
+from app.engine.policy import AUTO_GAMMA_MAX, AutoGamma, DrafterProfile, VerifyCosts
 from app.session import ChatModel, State
 
 CPU = VerifyCosts((0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089))
@@ -115,7 +115,7 @@ def test_a_hand_picked_draft_is_never_switched(tiny_target):
 
 def test_gamma_max_is_the_live_range_on_auto_and_the_hand_value_otherwise(tiny_target):
     model, auto, _ = _auto_pair(tiny_target)
-    assert model.gamma_max(None) == auto.gamma_max == 8 and model.gamma_max(3) == 3
+    assert model.gamma_max(None) == auto.gamma_max == AUTO_GAMMA_MAX and model.gamma_max(3) == 3
     assert ChatModel().gamma_max(None) == 4  # no controller yet: the start value
 
 

@@ -17,6 +17,7 @@ from .cost import (
     best_nodes,
     chain_speedup,
     expected_tokens,
+    gamma_bound,
     speedup,
     tree_accepted,
 )
@@ -29,7 +30,7 @@ __all__ = [
     "AUTO_GAMMA_MAX", "AUTO_GAMMA_START", "DRAFT", "EXPLORE_EVERY", "LIVE_WEIGHT", "LOOKUP", "MARGIN",
     "MEASURED_FLOOR", "MEASURED_TOKENS", "RECHECK_ROUNDS", "TARGET", "TREE_DEPTH", "TREE_MODES", "TREE_NODES_MAX",
     "AutoGamma", "Choice", "DrafterProfile", "GatedLookupGamma", "Limit", "LookupElseGamma", "Option", "Switch", "TreeSize",
-    "VerifyCosts", "best_draft_gamma", "best_gamma", "best_nodes", "chain_speedup", "choose", "expected_tokens",
+    "VerifyCosts", "best_draft_gamma", "best_gamma", "best_nodes", "chain_speedup", "choose", "expected_tokens", "gamma_bound",
     "limit_of", "mixed_speedup", "option_for", "predict", "recheck", "round_yield", "speedup", "tree_accepted",
     "worth_proposing",
 ]

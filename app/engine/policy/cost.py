@@ -16,7 +16,10 @@ from dataclasses import dataclass
 
 TREE_NODES_MAX = 32  # the largest tree auto sizing considers (v(n) is measured up to TREE_NODES_MAX + 1 tokens)
 TREE_DEPTH = 6  # levels of an auto-sized tree: expansion costs one draft pass per level, whatever the budget
-AUTO_GAMMA_MAX = 8  # auto γ searches 1..AUTO_GAMMA_MAX (verify cost is measured up to AUTO_GAMMA_MAX + 1 tokens); params.GAMMA_LIMIT bounds a hand-set γ
+# auto γ searches 1..AUTO_GAMMA_MAX, as far as v(γ + 1) is measured (gamma_bound); params.GAMMA_LIMIT (the same 16)
+# bounds a hand-set γ. It was 8, which capped a cheap draft at high α: α 0.97 at c 0.1 pays up to γ 16.
+AUTO_GAMMA_MAX = 16
+EXTRAPOLATE = 1.5  # v(n) is read at most this far past the longest pass timed (linear past the table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +139,17 @@ def tree_accepted(profile: DrafterProfile, nodes: int) -> float:
     return table[min(nodes, len(table)) - 1] if table else 0.0
 
 
+def gamma_bound(verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX) -> int:
+    """The longest γ auto may weigh: at most gamma_max, and v(γ + 1) timed, interpolated, or extrapolated to no
+    more than EXTRAPOLATE × the longest pass timed (a guess further out is not a measurement); at least 1."""
+    return max(1, min(gamma_max, int(EXTRAPOLATE * len(verify.seconds)) - 1))
+
+
 def best_gamma(profile: DrafterProfile, verify: VerifyCosts, gamma_max: int = AUTO_GAMMA_MAX) -> tuple[int, float]:
-    """(γ, predicted speedup) maximising the speedup over 1..gamma_max; the smaller γ on ties."""
-    return _argmax(lambda gamma: speedup(profile, gamma, verify), gamma_max)
+    """(γ, predicted speedup) maximising the predicted tokens per second, E[N](γ) / (c_round + γ c + v(γ + 1)),
+    over 1..gamma_bound(verify, gamma_max); the smaller γ on ties. Nothing else caps γ: no step limit between
+    rounds, and α per position only as measured (DrafterProfile.alpha_at)."""
+    return _argmax(lambda gamma: speedup(profile, gamma, verify), gamma_bound(verify, gamma_max))
 
 
 def best_nodes(profile: DrafterProfile, verify: VerifyCosts, nodes_max: int = TREE_NODES_MAX) -> tuple[int, float]:

@@ -43,7 +43,9 @@ class AutoGamma:
         self.verify = verify
         self.gamma_max = gamma_max
         self.weight = weight
-        self.alphas = [profile.alpha_at(i) for i in range(1, gamma_max + 1)]
+        self.calibrated = [profile.alpha_at(i) for i in range(1, gamma_max + 1)]
+        self.alphas = list(self.calibrated)
+        self.seen = [0] * gamma_max  # live rounds that scored each draft position
         self.draft_s = profile.c * verify.step  # seconds per drafted token
         self.c_round = profile.c_round  # a round's fixed draft cost, in target steps: kept as calibrated
         self.live = LiveVerify(verify, weight)  # v(n) as this chat's rounds pay it, once a live step is known
@@ -59,8 +61,22 @@ class AutoGamma:
     @property
     def profile(self) -> DrafterProfile:
         c = self.draft_s / (self.verify.step * self.scale)
-        alpha = sum(self.alphas) / len(self.alphas)
-        return DrafterProfile(self.name, self.label, c, alpha, tuple(self.alphas), self.coverage, c_round=self.c_round)
+        alphas = self.live_alphas()
+        alpha = sum(alphas) / len(alphas)
+        return DrafterProfile(self.name, self.label, c, alpha, alphas, self.coverage, c_round=self.c_round)
+
+    def live_alphas(self) -> tuple[float, ...]:
+        """α per draft position as the live rounds measure it. A position no live round has scored yet (a γ
+        never proposed that far) follows the deepest scored one, keeping the calibrated shape (its calibrated
+        α against that position's calibrated α): left at the probe's figure it held γ short, since a
+        position is only ever scored once γ reaches it."""
+        deepest = max((i for i, n in enumerate(self.seen) if n), default=-1)
+        if deepest < 0:
+            return tuple(self.alphas)
+        live, base = self.alphas[deepest], self.calibrated[deepest]
+        ratio = live / base if base > 0 else 1.0
+        return tuple(self.alphas[: deepest + 1]) + tuple(
+            min(1.0, (a * ratio) if base > 0 else live) for a in self.calibrated[deepest + 1:])
 
     def observe_step(self, seconds: float) -> None:
         """A target-only step of the real loop in this chat (the window's speedup baseline): with it, live
@@ -80,7 +96,10 @@ class AutoGamma:
         if r.drafted:
             # Positions after the first rejection were scored on a context the output never had.
             for i, a in enumerate(r.overlap[: min(r.accepted + 1, r.drafted, self.gamma_max)]):
+                if not self.seen[i]:  # first scored: start from where the deeper estimate stood
+                    self.alphas[i] = self.live_alphas()[i]
                 self.alphas[i] += w * (a - self.alphas[i])
+                self.seen[i] += 1
             token_s = (r.draft_time - self.c_round * self.verify.step * self.scale) / r.drafted
             self.draft_s += w * (max(0.0, token_s) - self.draft_s)
         n = r.drafted + 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .cost import AUTO_GAMMA_MAX, DrafterProfile, VerifyCosts, expected_tokens, speedup
+from .cost import AUTO_GAMMA_MAX, DrafterProfile, VerifyCosts, expected_tokens, gamma_bound, speedup
 
 
 def worth_proposing(n: int, alpha: float | Sequence[float], verify: VerifyCosts, baseline: float = 1.0) -> int:
@@ -20,7 +20,7 @@ def worth_proposing(n: int, alpha: float | Sequence[float], verify: VerifyCosts,
     alphas = (alpha,) if isinstance(alpha, int | float) else tuple(alpha)
     best_k, best = 0, baseline
     expected, run = 1.0, 1.0
-    for k in range(1, n + 1):
+    for k in range(1, gamma_bound(verify, n) + 1 if n > 0 else 1):
         run *= alphas[min(k, len(alphas)) - 1]
         expected += run
         rate = expected / verify.v(k + 1)
@@ -59,7 +59,7 @@ def best_draft_gamma(lookup: DrafterProfile, draft: DrafterProfile, verify: Veri
                      gamma_max: int = AUTO_GAMMA_MAX) -> tuple[int, float]:
     """(the draft's γ, predicted speedup) maximising `predict` over 1..gamma_max; the smaller γ on ties."""
     best = (1, predict(lookup, draft, 1, verify, gamma_max)[1])
-    for gamma in range(2, gamma_max + 1):
+    for gamma in range(2, gamma_bound(verify, gamma_max) + 1):
         s = predict(lookup, draft, gamma, verify, gamma_max)[1]
         if s > best[1] + 1e-9:
             best = (gamma, s)
