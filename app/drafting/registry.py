@@ -2,7 +2,8 @@
 pickers list the registry before torch loads, and a kind's factory is imported only when it builds.
 
 A spec is what `--draft` and the draft picker take: "auto" (a choice by measurement, app.drafting.auto),
-"none", "prompt-lookup", "self", "trained", a folder written by `speclens distill`, or a model (a folder, a
+"none", "prompt-lookup", "self", "trained", a folder written by `speclens distill`, "vocab:<K>:<spec>" (the draft
+model <spec> with a head over the target's K most frequent tokens), or a model (a folder, a
 .gguf file, a hub id). Each kind of drafter is one `DraftKind` line in KINDS: the spec it answers (or, for
 specs that name a path, how it knows one), its factory, and the title the pickers list it under. The
 drafter a factory builds describes itself (app/engine/protocols.py: its tree, chain and static forms and its
@@ -23,6 +24,7 @@ SELF_DRAFT = "self"
 NO_DRAFT = "none"
 TRAINED_DRAFT = "trained"  # the best trained feature draft found for the target
 AUTO = "auto"  # the drafter and γ measured fastest on this machine, or none
+VOCAB_PREFIX = "vocab:"  # vocab:<K>:<draft spec>, a draft model's head cut to the target's K most frequent tokens
 TRAINED_CONFIG = "feature_draft.json"  # the file a trained feature draft's folder is known by
 
 # (spec, target: app.models.LoadedModel, **load options) -> the drafter (app.engine.protocols.AnyDrafter),
@@ -60,6 +62,11 @@ def is_trained_folder(spec: str) -> bool:
     return (Path(spec).expanduser() / TRAINED_CONFIG).is_file()
 
 
+def is_vocab_spec(spec: str) -> bool:
+    """A draft model over the target's K most frequent tokens: "vocab:<K>:<draft spec>" (app.drafting.vocab_draft)."""
+    return spec.startswith(VOCAB_PREFIX)
+
+
 def _any_model(spec: str) -> bool:
     return True
 
@@ -74,6 +81,7 @@ KINDS: list[DraftKind] = [
     DraftKind(SELF_DRAFT, "app.drafting.drafts:self_draft_of",
               QT_TRANSLATE_NOOP("Drafters", "reduced-precision copy of the target")),
     DraftKind(TRAINED_DRAFT, "app.drafting.trained_drafts:best_trained_draft"),
+    DraftKind("", "app.drafting.vocab_draft:vocab_draft", claims=is_vocab_spec),  # vocab:<K>:<draft spec>
     DraftKind("", "app.drafting.trained_drafts:trained_draft", claims=is_trained_folder),
     DraftKind("", "app.drafting.drafts:model_draft", claims=_any_model),  # last: any other spec names a model
 ]
