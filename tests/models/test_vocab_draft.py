@@ -70,4 +70,4 @@ def test_measure_reports_alpha_and_cost_per_k(tiny_pair_dirs, few_prompts):
     assert [r["k"] for r in rows] == [None, 8, 16]  # the full head first; a K past the vocabulary is the full head
     assert rows[0]["coverage"] == 1.0
     for r in rows:
-        assert 0.0 <= r["alpha"] <= 1.0 and r["draft_ms_per_token"] > 0
+        assert 0.0 <= r["alpha"] <= 1.0 and r["draft_ms_per_token"] > 0 and r["step_ms"] > 0
