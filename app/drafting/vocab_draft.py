@@ -29,7 +29,7 @@ from app.models.loading import LoadedModel
 from app.native.model import is_native, with_head_rows
 from app.paths import resource_path
 
-__all__ = ["is_vocab_spec", "measure", "over_subset", "subset_of", "target_counts", "top_tokens", "vocab_draft"]
+__all__ = ["best_k", "is_vocab_spec", "measure", "modelled_speedup", "over_subset", "subset_of", "target_counts", "top_tokens", "vocab_draft"]
 CANDIDATES = (4096, 8192, 16384, 32768)  # the K `measure` tries beside the full head
 COUNT_PROMPTS = 64  # the training prompts whose greedy answers are counted
 COUNT_TOKENS = 96  # tokens a counted answer runs to at most
@@ -151,14 +151,28 @@ def step_ms(drafter: ModelDrafter, context: torch.Tensor, vocab_size: int, reps:
     return 1e3 * best
 
 
+def modelled_speedup(alpha: float, c: float, gamma: int) -> float:
+    """Leviathan et al.'s (1 - α^(γ+1)) / ((1 - α)(1 + γc)), verification at one target step."""
+    tokens = gamma + 1.0 if alpha >= 1.0 else (1.0 - alpha ** (gamma + 1)) / (1.0 - alpha)
+    return tokens / (1.0 + gamma * c)
+
+
+def best_k(rows: Sequence[dict]) -> int | None:
+    """The K (None: the full head) of `measure`'s rows whose modelled speedup is highest."""
+    return max(rows, key=lambda r: r["speedup"])["k"]
+
+
 def measure(target: LoadedModel, drafter: ModelDrafter, ks: Sequence[int] = CANDIDATES, prompts: int = 6,
             max_new_tokens: int = 64, gamma: int = 4, counts: Counter[int] | None = None) -> list[dict]:
     """α and the draft's cost per drafted token for each K (and the full head, k None) on the first `prompts`
-    held-out prompts, greedy: [{"k", "alpha", "draft_ms_per_token", "step_ms", "coverage"}] (draft_ms_per_token:
-    the rounds' mean after the first; step_ms: `step_ms`'s fastest step; coverage: the share of the target's
-    answer tokens inside S). Indicative: timings on a shared machine move with its load."""
+    held-out prompts, greedy: [{"k", "alpha", "draft_ms_per_token", "step_ms", "c", "speedup", "coverage"}]
+    (draft_ms_per_token: the rounds' mean after the first; step_ms: `step_ms`'s fastest step; c: that over the
+    target's own fastest step; speedup: `modelled_speedup` at γ; coverage: the share of the target's answer
+    tokens inside S). `best_k` picks from them. Indicative: timings on a shared machine move with its load."""
     counts = target_counts(target) if counts is None else counts
     texts = read_prompts("heldout", prompts)
+    context = target.encode_chat([{"role": "user", "content": texts[0]}])
+    target_step = step_ms(ModelDrafter(target.model), context, target.vocab_size)
     rows = []
     for k in [None, *ks]:
         if k is not None and k >= target.vocab_size:
@@ -168,8 +182,7 @@ def measure(target: LoadedModel, drafter: ModelDrafter, ks: Sequence[int] = CAND
         inside = None if ids is None else set(ids.tolist())
         drafted = accepted = emitted = covered = timed = 0
         draft_time = 0.0
-        context = target.encode_chat([{"role": "user", "content": texts[0]}])
-        step = step_ms(form, context, target.vocab_size) if texts else None
+        step = step_ms(form, context, target.vocab_size)
         for text in texts:
             result = answer(target, text, max_new_tokens, form, gamma)
             for i, r in enumerate(result.rounds):
@@ -180,7 +193,9 @@ def measure(target: LoadedModel, drafter: ModelDrafter, ks: Sequence[int] = CAND
                     timed += r.drafted
             emitted += len(result.token_ids)
             covered += len(result.token_ids) if inside is None else sum(t in inside for t in result.token_ids)
-        rows.append({"k": k, "alpha": accepted / drafted if drafted else None,
-                     "draft_ms_per_token": 1e3 * draft_time / timed if timed else None, "step_ms": step,
+        alpha = accepted / drafted if drafted else 0.0
+        rows.append({"k": k, "alpha": alpha, "draft_ms_per_token": 1e3 * draft_time / timed if timed else None,
+                     "step_ms": step, "target_step_ms": target_step, "c": step / target_step,
+                     "speedup": modelled_speedup(alpha, step / target_step, gamma),
                      "coverage": covered / emitted if emitted else None, "measured_at": time.strftime("%H:%M:%S")})
     return rows

@@ -70,4 +70,14 @@ def test_measure_reports_alpha_and_cost_per_k(tiny_pair_dirs, few_prompts):
     assert [r["k"] for r in rows] == [None, 8, 16]  # the full head first; a K past the vocabulary is the full head
     assert rows[0]["coverage"] == 1.0
     for r in rows:
-        assert 0.0 <= r["alpha"] <= 1.0 and r["draft_ms_per_token"] > 0 and r["step_ms"] > 0
+        assert 0.0 <= r["alpha"] <= 1.0 and r["draft_ms_per_token"] > 0 and r["step_ms"] > 0 and r["speedup"] > 0
+    assert vocab_draft.best_k(rows) in (None, 8, 16)
+
+
+def test_the_modelled_speedup_is_the_papers_and_picks_k():
+    """algorithm.md's teaching example: α 0.5, c 0.1 gives 1.46 at γ 2 and 1.38 at γ 4."""
+    assert round(vocab_draft.modelled_speedup(0.5, 0.1, 2), 2) == 1.46
+    assert round(vocab_draft.modelled_speedup(0.5, 0.1, 4), 2) == 1.38
+    assert vocab_draft.modelled_speedup(1.0, 0.0, 4) == 5.0
+    rows = [{"k": None, "speedup": 1.2}, {"k": 8192, "speedup": 1.3}, {"k": 4096, "speedup": 1.1}]
+    assert vocab_draft.best_k(rows) == 8192
