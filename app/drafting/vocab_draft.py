@@ -29,19 +29,22 @@ from app.models.loading import LoadedModel
 from app.native.model import is_native, with_head_rows
 from app.paths import resource_path
 
-__all__ = ["best_k", "is_vocab_spec", "measure", "modelled_speedup", "over_subset", "subset_of", "target_counts", "top_tokens", "vocab_draft"]
+__all__ = ["best_k", "chosen_k", "is_vocab_spec", "measure", "modelled_speedup", "over_subset", "subset_of", "target_counts", "top_tokens", "vocab_draft"]
+AUTO_K = "auto"  # vocab:auto:<draft spec>: K by measurement (`chosen_k`)
 CANDIDATES = (4096, 8192, 16384, 32768)  # the K `measure` tries beside the full head
 COUNT_PROMPTS = 64  # the training prompts whose greedy answers are counted
 COUNT_TOKENS = 96  # tokens a counted answer runs to at most
 COUNTS_FORMAT = 1
 
 
-def parse(spec: str) -> tuple[int, str]:
-    """"vocab:<K>:<draft spec>" -> (K, draft spec); ValueError, in a line, otherwise."""
+def parse(spec: str) -> tuple[int | None, str]:
+    """"vocab:<K>:<draft spec>" -> (K, draft spec), K None for "auto" (chosen by measurement); ValueError, in a
+    line, otherwise."""
     k_text, _, inner = spec.removeprefix(PREFIX).partition(":")
-    if not k_text.isdigit() or int(k_text) < 1 or not inner:
-        raise ValueError(f"draft {spec!r}: write vocab:<K>:<draft model>, K a token count (e.g. vocab:8192:<model>)")
-    return int(k_text), inner
+    if not (k_text == AUTO_K or k_text.isdigit() and int(k_text) >= 1) or not inner:
+        raise ValueError(f"draft {spec!r}: write vocab:<K>:<draft model>, K a token count or auto "
+                         "(e.g. vocab:8192:<model>)")
+    return (None if k_text == AUTO_K else int(k_text)), inner
 
 
 def top_tokens(counts: Counter[int], k: int, forced: Iterable[int], vocab: int) -> list[int]:
@@ -132,7 +135,27 @@ def vocab_draft(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter:
     chain = make_drafter(inner, target, **load_kwargs)
     if not isinstance(chain, ModelDrafter):
         raise ValueError(f"draft {spec!r}: only a draft model's head can be cut to a token subset")
+    if k is None:
+        k = chosen_k(target, chain, inner)
+        if k is None:
+            return chain  # the full head measured best
     return over_subset(chain, subset_of(target, k))
+
+
+def chosen_k(target: LoadedModel, drafter: ModelDrafter, inner: str, use_cache: bool = True) -> int | None:
+    """`best_k` of `measure` over CANDIDATES for this target, draft and machine (None: the full head),
+    measured once and kept in the machine cache."""
+    key = cost_cache.key_of(["vocab-k", COUNTS_FORMAT, cost_cache.machine_id(), cost_cache.cpu_count(),
+                             cost_cache.model_fingerprint(target.model), cost_cache.model_fingerprint(drafter.model),
+                             cost_cache.spec_fingerprint(inner), CANDIDATES])
+    stored = cost_cache.read(key) if use_cache else None
+    if stored is not None and "k" in stored:
+        return stored["k"]
+    rows = measure(target, drafter, ks=CANDIDATES)
+    k = best_k(rows)
+    if use_cache:
+        cost_cache.write(key, {"k": k, "rows": rows})
+    return k
 
 
 def step_ms(drafter: ModelDrafter, context: torch.Tensor, vocab_size: int, reps: int = 20) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+import torch
 
 from app.drafting import registry, vocab_draft
 from app.drafting.drafts import make_drafter
@@ -81,3 +82,16 @@ def test_the_modelled_speedup_is_the_papers_and_picks_k():
     assert vocab_draft.modelled_speedup(1.0, 0.0, 4) == 5.0
     rows = [{"k": None, "speedup": 1.2}, {"k": 8192, "speedup": 1.3}, {"k": 4096, "speedup": 1.1}]
     assert vocab_draft.best_k(rows) == 8192
+
+
+def test_auto_k_is_measured_once_and_cached(tiny_pair_dirs, few_prompts, monkeypatch):
+    target = load_model(str(tiny_pair_dirs[0]), device="cpu")
+    monkeypatch.setattr(vocab_draft, "CANDIDATES", (8, 16))
+    spec = f"vocab:auto:{tiny_pair_dirs[1]}"
+    assert vocab_draft.parse(spec) == (None, str(tiny_pair_dirs[1]))
+    first = make_drafter(spec, target)
+    assert isinstance(first, ModelDrafter)
+    monkeypatch.setattr(vocab_draft, "measure", lambda *a, **k: pytest.fail("the choice of K was not cached"))
+    again = make_drafter(spec, target)
+    assert (first.vocab_ids is None) == (again.vocab_ids is None)
+    assert first.vocab_ids is None or torch.equal(first.vocab_ids, again.vocab_ids)
