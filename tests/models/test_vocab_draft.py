@@ -95,3 +95,19 @@ def test_auto_k_is_measured_once_and_cached(tiny_pair_dirs, few_prompts, monkeyp
     again = make_drafter(spec, target)
     assert (first.vocab_ids is None) == (again.vocab_ids is None)
     assert first.vocab_ids is None or torch.equal(first.vocab_ids, again.vocab_ids)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("default-model")
+def test_the_embedded_models_subset_self_draft_greedy_equals_target_only(default_target):
+    """The embedded model drafting for itself over 4,096 tokens (the forced ones, then by id: many answer
+    tokens outside S, so corrections outside it happen), on the path it loads on (native where built)."""
+    target = default_target
+    drafter = vocab_draft.over_subset(ModelDrafter(target.model), vocab_draft.subset_of(target, 4096, Counter()))
+    ids = target.encode_chat([{"role": "user", "content": "Name three primary colours."}])
+    params = DecodeParams(gamma=4, temperature=0.0, max_new_tokens=48, seed=0)
+    common = dict(stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size)
+    expected = generate(target.model, ids, None, params, **common).token_ids
+    got = generate(target.model, ids, drafter, params, **common)
+    assert set(expected) - set(drafter.vocab_ids.tolist())
+    assert got.token_ids == expected and any(r.accepted for r in got.rounds)
