@@ -2,7 +2,8 @@
 pickers list the registry before torch loads, and a kind's factory is imported only when it builds.
 
 A spec is what `--draft` and the draft picker take: "auto" (a choice by measurement, app.drafting.auto),
-"none", "prompt-lookup", "self", "trained", a folder written by `speclens distill`, or a model (a folder, a
+"none", "prompt-lookup", "self", "trained", a folder written by `speclens distill`, "vocab:<K>:<spec>" (the draft
+model <spec> with a head over the target's K most frequent tokens), or a model (a folder, a
 .gguf file, a hub id). Each kind of drafter is one `DraftKind` line in KINDS: the spec it answers (or, for
 specs that name a path, how it knows one), its factory, the title the pickers list it under, and whether
 auto weighs it (an `AutoRule`: the specs of the kind worth timing for a target, and where they stand among
@@ -25,6 +26,7 @@ SELF_DRAFT = "self"
 NO_DRAFT = "none"
 TRAINED_DRAFT = "trained"  # the best trained feature draft found for the target
 AUTO = "auto"  # the drafter and γ measured fastest on this machine, or none
+VOCAB_PREFIX = "vocab:"  # vocab:<K>:<draft spec>, a draft model's head cut to the target's K most frequent tokens
 TRAINED_CONFIG = "feature_draft.json"  # the file a trained feature draft's folder is known by
 
 # (spec, target: app.models.LoadedModel, **load options) -> the drafter (app.engine.protocols.AnyDrafter),
@@ -82,6 +84,11 @@ def is_trained_folder(spec: str) -> bool:
     return (Path(spec).expanduser() / TRAINED_CONFIG).is_file()
 
 
+def is_vocab_spec(spec: str) -> bool:
+    """A draft model over the target's K most frequent tokens: "vocab:<K>:<draft spec>" (app.drafting.vocab_draft)."""
+    return spec.startswith(VOCAB_PREFIX)
+
+
 def _any_model(spec: str) -> bool:
     return True
 
@@ -101,6 +108,7 @@ KINDS: list[DraftKind] = [
               QT_TRANSLATE_NOOP("Drafters", "reduced-precision copy of the target"),
               auto=AutoRule(30, "app.drafting.drafts:self_draft_candidates")),
     DraftKind(TRAINED_DRAFT, "app.drafting.trained_drafts:best_trained_draft"),
+    DraftKind("", "app.drafting.vocab_draft:vocab_draft", claims=is_vocab_spec),  # vocab:<K>:<draft spec>
     DraftKind("", "app.drafting.trained_drafts:trained_draft", claims=is_trained_folder,
               auto=AutoRule(10, "app.drafting.trained_drafts:trained_candidates")),
     DraftKind("", "app.drafting.drafts:model_draft", claims=_any_model,  # last: any other spec names a model

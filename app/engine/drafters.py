@@ -9,6 +9,7 @@ the same draft proposing token trees (tree_drafters.py); `controller(...)` its l
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
@@ -17,7 +18,7 @@ import torch
 from .kv import backend_for
 from .policy.live import AutoGamma
 from .protocols import Drafter, Unsupported
-from .sampling import DecodeParams, fit_vocab, logits_to_probs, sample
+from .sampling import DecodeParams, fit_vocab, logits_to_probs, on_subset, sample
 from .static_kv import static_support
 from .tree_drafters import TREE_TOP_K, LookupTreeDrafter, ModelTreeDrafter
 
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
     from .policy.cost import DrafterProfile, VerifyCosts
     from .protocols import LiveController, StaticBuffers, StaticStep
 
-__all__ = ["Drafter", "ModelDrafter", "PromptLookupDrafter", "chain_controller", "draft_chain", "unsupported_on_static"]
+__all__ = ["Drafter", "ModelDrafter", "PromptLookupDrafter", "chain_controller", "draft_chain", "subset_head",
+           "unsupported_on_static"]
 
 
 def chain_controller(drafter: object, profile: DrafterProfile, verify: VerifyCosts, gamma_max: int) -> LiveController:
@@ -41,14 +43,22 @@ def unsupported_on_static(drafter: Drafter) -> Unsupported:
 
 
 def draft_chain(feed: Callable[[torch.Tensor], torch.Tensor], first: torch.Tensor, gamma: int, params: DecodeParams,
-                vocab_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+                vocab_size: int, generator: torch.Generator,
+                vocab_ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Autoregressive drafting: feed(tokens [n]) -> logits [V_model] of the last one; first [n] is fed first.
-    -> (x [gamma] long, q [gamma, V] float32), without a host sync."""
+    -> (x [gamma] long, q [gamma, V] float32), without a host sync.
+    vocab_ids [K]: the logits are those of these tokens only (a head over a subset): q is the same transform
+    over them, drawn from them, and 0 at every other token (sampling.on_subset)."""
     tokens, qs = [], []
     step = first
     for _ in range(gamma):
-        q_i = logits_to_probs(fit_vocab(feed(step), vocab_size), params)  # [V]
-        x_i = sample(q_i, generator, params.greedy)  # []
+        if vocab_ids is None:
+            q_i = logits_to_probs(fit_vocab(feed(step), vocab_size), params)  # [V]
+            x_i = sample(q_i, generator, params.greedy)  # []
+        else:
+            q_k = logits_to_probs(feed(step), params)  # [K]
+            x_i = vocab_ids[sample(q_k, generator, params.greedy)]
+            q_i = on_subset(q_k, vocab_ids, vocab_size)
         tokens.append(x_i)
         qs.append(q_i)
         step = x_i.view(1)
@@ -56,16 +66,22 @@ def draft_chain(feed: Callable[[torch.Tensor], torch.Tensor], first: torch.Tenso
 
 
 class ModelDrafter:
-    """A causal LM sharing the target's vocabulary, drafting autoregressively with its own KV cache."""
+    """A causal LM sharing the target's vocabulary, drafting autoregressively with its own KV cache.
+
+    vocab_ids [K]: the model's head holds only these tokens' rows (its logits are [K]: `subset_head`, or the
+    native model's own reduced head), so each step reads K rows instead of the vocabulary's; q is 0 outside
+    them (FR-Spec's draft vocabulary). Chain drafting only: its static and tree forms are not built yet.
+    """
 
     wants_features = False
     proposes: Literal["chain"] = "chain"
 
-    def __init__(self, model: PreTrainedModel, name: str = "draft model") -> None:
+    def __init__(self, model: PreTrainedModel, name: str = "draft model", vocab_ids: torch.Tensor | None = None) -> None:
         self.model = model
         self.name = name
         self.backend = backend_for(model)
         self.device = self.backend.device
+        self.vocab_ids = None if vocab_ids is None else vocab_ids.to(device=self.device, dtype=torch.long)
         self.generator = torch.Generator(device=self.device)
         self.cache = self.backend.new_cache()
 
@@ -80,25 +96,45 @@ class ModelDrafter:
         # corrected/bonus token (and the last accepted draft when all were accepted).
         step = ids[self.backend.length(self.cache) :].to(self.device)
         feed = lambda tokens: self.backend.forward(self.cache, tokens, keep=1)[-1]  # noqa: E731
-        return draft_chain(feed, step, gamma, params, vocab_size, self.generator)
+        return draft_chain(feed, step, gamma, params, vocab_size, self.generator, self.vocab_ids)
 
     def commit(self, kept: int, features: torch.Tensor | None, start: int) -> None:
         self.backend.rollback(self.cache, kept)
 
     def static_form(self) -> _StaticModelDraft:
+        if self.vocab_ids is not None:
+            raise Unsupported("the static cache does not support a draft over a token subset yet")
         reason = static_support(self.model)
         if reason is not None:
             raise Unsupported(reason)
         return _StaticModelDraft(self)
 
-    def tree_form(self, budget: int, depth: int) -> ModelTreeDrafter:
-        """EAGLE-2's expansion with one pass a level, on a cache of its own."""
+    def tree_form(self, budget: int, depth: int) -> ModelTreeDrafter | None:
+        """EAGLE-2's expansion with one pass a level, on a cache of its own; None over a token subset (not yet)."""
+        if self.vocab_ids is not None:
+            return None
         return ModelTreeDrafter(self.model, budget, depth, TREE_TOP_K, name=f"{self.name} tree", chain=self)
 
     def chain_form(self) -> ModelDrafter:
         return self
 
     controller = chain_controller
+
+
+def subset_head(model: PreTrainedModel, vocab_ids: torch.Tensor) -> PreTrainedModel:
+    """A transformers causal LM whose head holds only the rows vocab_ids [K] of its own, sliced once into a
+    [K, H] matrix: its logits are [K], each the full head's logit of that token. Shares every other module
+    with `model` (which it leaves as it was)."""
+    head = model.get_output_embeddings()
+    rows = head.weight.detach()[vocab_ids.to(head.weight.device)].clone()  # [K, H]
+    reduced = torch.nn.Linear(rows.shape[1], rows.shape[0], bias=head.bias is not None, device="meta")
+    reduced.weight = torch.nn.Parameter(rows, requires_grad=False)
+    if head.bias is not None:
+        reduced.bias = torch.nn.Parameter(head.bias.detach()[vocab_ids.to(head.bias.device)].clone(), requires_grad=False)
+    clone = copy.copy(model)
+    clone._modules = dict(model._modules)  # its own module table: the head set below is the clone's alone
+    clone.set_output_embeddings(reduced)
+    return clone
 
 
 class _StaticModelDraft:

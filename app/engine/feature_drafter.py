@@ -22,7 +22,7 @@ from torch import nn
 from .drafters import chain_controller, unsupported_on_static
 from .feature_net import DraftCache, FeatureDraftModel, draft_forward
 from .feature_tree import FeatureTreeDrafter
-from .sampling import DecodeParams, logits_to_probs, sample
+from .sampling import DecodeParams, logits_to_probs, on_subset, sample
 from .tree_drafters import TREE_TOP_K
 
 
@@ -117,8 +117,7 @@ class FeatureDrafter:
             q_k = logits_to_probs(logits, params)  # [K]; same transform as p, zero outside the subset
             j = sample(q_k, self.generator, params.greedy)
             x_i = ids_k[j]
-            q_i = torch.zeros(vocab_size, dtype=torch.float32, device=self.device)
-            q_i[ids_k] = q_k
+            q_i = on_subset(q_k, ids_k, vocab_size)
             out_tokens.append(x_i)
             qs.append(q_i)
             if i + 1 < gamma:

@@ -25,6 +25,14 @@ def fit_vocab(logits: torch.Tensor, vocab_size: int) -> torch.Tensor:
     return torch.cat([logits, pad], dim=-1)
 
 
+def on_subset(q_k: torch.Tensor, vocab_ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """q over a token subset, q_k [..., K] at the ids vocab_ids [K], as a distribution over the whole
+    vocabulary [..., V]: exactly 0 outside the subset, so a draft that samples only from the subset reports the
+    q it drew from, and the residual max(p - q, 0) then carries every token outside it (FR-Spec's reduced head)."""
+    q = q_k.new_zeros(*q_k.shape[:-1], vocab_size)
+    return q.index_copy_(-1, vocab_ids, q_k)
+
+
 def logits_to_probs(logits: torch.Tensor, params: DecodeParams) -> torch.Tensor:
     """logits [..., V] -> probs [..., V] in float32: temperature, then top-k, then top-p."""
     if params.greedy:

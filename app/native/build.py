@@ -37,7 +37,7 @@ class NativeWeights:
     model: object  # build.Model
     build: ModuleType
     dims: Dims
-    vocab: int  # logits per row (the head's real rows)
+    vocab: int  # logits per row (the head's real rows: the vocabulary's, or a draft's token subset)
     embed: QMatrix
     head: QMatrix
     kinds: str  # "Q4_1 + Q8_0", for people
@@ -187,7 +187,7 @@ def model_fields(config, parts: dict, build: ModuleType, digits: Digits = TWO_DI
                "gate_up": proj(f"{i}.gate_up", digits.gate_up), "down": parts[f"{i}.down"].native(build, digits.down)}
               for i in range(dims.layers)]
     fields = {"layers": dims.layers, "hidden": dims.hidden, "heads": dims.heads, "kv_heads": dims.kv_heads,
-              "head_dim": dims.head_dim, "ffn": dims.ffn, "vocab": head.rows, "max_positions": dims.max_positions,
+              "head_dim": dims.head_dim, "ffn": dims.ffn, "vocab": parts["embed"].rows, "max_positions": dims.max_positions,
               "eps": dims.eps, "cos": cos.numpy(), "sin": sin.numpy(), "norm": vec("norm"),
               "embed": parts["embed"].native(build), "head": head.native(build, digits.head), "parts": layers}
     return {name: fields[name] for name in MODEL_FIELDS}

@@ -149,5 +149,21 @@ def with_digits(native: NativeCausalLM, digits: Digits) -> NativeCausalLM:
     return NativeCausalLM(native.config, native.generation_config, None, None, backend, record, native.gguf).eval()
 
 
+def with_head_rows(native: NativeCausalLM, vocab_ids: torch.Tensor) -> NativeCausalLM:
+    """The same model whose head QMatrix holds only the rows vocab_ids [K] of its own (a draft over a token
+    subset: each pass reads K head rows, its logits [K]): the kernel's rows of those tokens as Q8_0, as a
+    feature draft's reduced head is made (draft.NativeLinear), in a new kernel Model over the same other
+    parts and digits. A Q8_0 head's rows come back bit for bit; a K-type head's are re-blocked to Q8_0."""
+    from app.native import blocks
+    from app.native.build import assemble
+
+    weights = native.cache_backend.weights
+    rows = KernelRows(weights.head, weights.build).lookup(vocab_ids.to(torch.long))  # [K, H] float32
+    parts = dict(weights.parts) | {"head": blocks.from_float(rows)}
+    record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
+    backend = NativeBackend(assemble(native.config, parts, weights.build, weights.digits))
+    return NativeCausalLM(native.config, native.generation_config, None, None, backend, record, native.gguf).eval()
+
+
 def is_native(model: nn.Module) -> bool:
     return isinstance(model, NativeCausalLM)

@@ -27,7 +27,8 @@ typedef struct {
     Vec cos, sin;   /* [max_pos, head_dim / 2] */
     Vec norm;       /* [hidden] */
     QMat embed;     /* [>= vocab, hidden] */
-    QMat head;      /* [>= vocab, hidden]: logits are head.n wide, the first vocab real */
+    QMat head;      /* [rows, hidden]: logits are head.n wide; its rows the vocabulary's (the first vocab real) or a
+                     * draft's token subset (app/native/model.py with_head_rows), fewer than vocab */
     Layer *layer;   /* [layers] */
 } Model;
 
@@ -101,7 +102,7 @@ static const char *check_model(const Model *md) {
     CHECK_OK(check_matrix(&md->embed));
     CHECK_OK(check_matrix(&md->head));
     CHECK(md->embed.k == md->hidden && md->embed.n >= md->vocab, "the embedding is not [vocab, hidden]");
-    CHECK(md->head.k == md->hidden && md->head.n >= md->vocab, "the output head is not [vocab, hidden]");
+    CHECK(md->head.k == md->hidden, "the output head is not [rows, hidden]");
     CHECK(md->layer != NULL, "no layers");
     for (int l = 0; l < md->layers; l++) {
         const Layer *y = &md->layer[l];
