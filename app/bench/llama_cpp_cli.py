@@ -186,7 +186,7 @@ def speculative(binaries: Binaries, target: Path, draft: Path, prompt: str, thre
                 temperature: float, seed: int) -> dict:
     """One llama-speculative-simple run on `prompt` (the chat-templated text), parsed."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as f:
-        f.write(prompt)
+        f.write(prompt + "\n")  # -f drops one trailing newline: the chat template's own "assistant\n" stays
     try:
         n_ctx = 4096  # the code suite's prompts and answers with room; llama.cpp checks the prompt fits
         return parse_speculative(run_binary(speculative_command(

@@ -103,7 +103,8 @@ PAIR_PROMPTS, PAIR_MAX_NEW_TOKENS = "code", 128
 
 def pair_defaults(args: argparse.Namespace, fetch=None) -> None:
     """--pair: the real pair's two files as --target and --draft (fetched first, with the fetch's progress, when
-    absent), the code suite and 128 new tokens where those options were left at their defaults."""
+    absent), the code suite and 128 new tokens where those options were left at their defaults (an option given
+    with its default's value reads as left)."""
     if fetch is None:
         from .fetch_pair_cmd import fetch_with_progress as fetch
     defaults = add_parser(argparse.ArgumentParser(prog="speclens").add_subparsers())
