@@ -211,3 +211,57 @@ def test_report_pair_table_and_llama_block():
 
 def test_row_kinds():
     assert Config(LLAMA_CPP_BIN, MODEL_DRAFT).name.startswith("llama.cpp draft model")
+
+
+def test_cli_pair_end_to_end_on_the_tiny_pair(tiny_pair_dirs, tiny_suite, tmp_path, monkeypatch):
+    """The whole --pair comparison on the tiny pair standing in for the fetched files: the three SpecLens rows,
+    no HF rows, the pair's table; llama.cpp's binaries need GGUF files and say so."""
+    import json
+
+    from app.cli import fetch_pair_cmd, main
+
+    monkeypatch.setattr(fetch_pair_cmd, "fetch_with_progress", lambda dest=None: tiny_pair_dirs)
+    out = tmp_path / "pair.json"
+    code = main(["bench", "--pair", "--prompts", str(tiny_suite), "--repeats", "1", "--max-new-tokens", "8",
+                 "--temperature", "0", "--threads", "1", "--out", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["meta"]["pair"] == "qwen-coder" and data["meta"]["max_new_tokens"] == 8
+    rows = {row["config"]: row for row in data["settings"][0]["configs"]}
+    assert list(rows) == ["SpecLens target-only", "SpecLens speculative", "SpecLens auto (default)"]
+    assert rows["SpecLens speculative"]["gamma"] == 4 and rows["SpecLens speculative"]["tokens_per_round"] > 0
+    assert "unavailable" in data["llama_cpp_bin"]
+    md = out.with_suffix(".md").read_text()
+    assert "| configuration | c | v(n) | α | tokens / round | γ | tok/s | × target-only |" in md
+
+
+def test_llama_bin_runs_call_the_binaries(monkeypatch):
+    import torch
+
+    from app.bench.runners import LlamaBin, run_llama_bin
+
+    calls = []
+    spec = {"tokens": 12, "seconds": 0.2, "drafted": 9, "accepted": 7, "rounds": 5, "draft_max": 16}
+    monkeypatch.setattr(llama_cpp_cli, "target_only", lambda b, t, th, n: calls.append(("bench", n)) or
+                        {"tokens": n, "seconds": 0.5, "tokens_per_second": n / 0.5, "build": "x"})
+    monkeypatch.setattr(llama_cpp_cli, "speculative", lambda b, t, d, text, th, n, temp, seed:
+                        calls.append(("spec", text, n, temp)) or spec)
+
+    class Tok:
+        def decode(self, ids, skip_special_tokens):
+            assert skip_special_tokens is False
+            return "".join(map(chr, ids))
+
+    class Target:
+        tokenizer = Tok()
+
+    class FakePair:
+        target = Target()
+        llama_bin = LlamaBin(object(), Path("t.gguf"), Path("d.gguf"), 2)
+
+    params = DecodeParams(gamma=4, temperature=0.7, max_new_tokens=16)
+    run = run_llama_bin(FakePair(), TARGET_ONLY, torch.tensor([104, 105]), params)
+    assert len(run.tokens) == 16 and run.seconds == 0.5
+    run = run_llama_bin(FakePair(), MODEL_DRAFT, torch.tensor([104, 105]), params)
+    assert len(run.tokens) == 12 and run.counts == spec
+    assert calls == [("bench", 16), ("spec", "hi", 16, 0.7)]
