@@ -46,7 +46,7 @@ nice -n 19 cmake --build "$ROOT/build" --config Release -j "$JOBS" --target "${T
 for t in "${TARGETS[@]}"; do cp "$ROOT/build/bin/$t" "$ROOT/bin/$t"; done
 seconds=$(( $(date +%s) - start ))
 
-commit=$(sed -n 's/.*LLAMA_BUILD_COMMIT[^"]*"\([^"]*\)".*/\1/p' "$ROOT/build/common/build-info.cpp" 2>/dev/null | head -1)
+commit=$(sed -n 's/.*LLAMA_COMMIT = "\([^"]*\)".*/\1/p' "$(find "$ROOT/build" -name build-info.cpp | head -1)" 2>/dev/null)
 {
     echo "llama-cpp-python $VERSION (vendor/llama.cpp)"
     echo "commit: ${commit:-unknown}"

@@ -29,6 +29,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "packaging" / "build_llama_cpp.sh
 # The draft flags llama.cpp's maintainers give for Qwen2.5-Coder with its 0.5B as draft (draft up to 16,
 # stop drafting below p 0.75), in the vendored version's names (--draft-max and --draft-p-min were renamed).
 DRAFT_MAX, DRAFT_MIN, DRAFT_P_MIN = 16, 0, 0.75
+SPEC_TYPE = "draft-simple"  # the vendored version speculates only with the types named (none by default)
 COST_N = DRAFT_MAX + 1  # v(n) is priced at the longest round llama.cpp verifies
 
 
@@ -99,11 +100,11 @@ def bench_command(binary: Path, models: list[Path], threads: int, n_gen: int, n_
 def parse_bench(text: str) -> list[dict]:
     """llama-bench's -o json tests: [{"model", "n_prompt", "n_gen", "tokens_per_second", "seconds", "build"}]
     (seconds: the mean of one test's time; tokens/s: its mean over repetitions)."""
-    start, end = text.find("["), text.rfind("]")
-    if start < 0 or end < start:
+    start = text.find("[")
+    if start < 0:
         raise LlamaCppCliError(f"llama-bench: no JSON in its output: {text[-400:]}")
-    try:
-        tests = json.loads(text[start:end + 1])
+    try:  # the JSON list from its first "[" on (its log lines may follow it)
+        tests, _ = json.JSONDecoder().raw_decode(text[start:])
     except json.JSONDecodeError as exc:
         raise LlamaCppCliError(f"llama-bench: unreadable JSON ({exc}): {text[-400:]}") from None
     return [{"model": Path(str(t.get("model_filename", ""))).name, "n_prompt": int(t["n_prompt"]),
@@ -147,7 +148,7 @@ def speculative_command(binary: Path, target: Path, draft: Path, prompt_file: Pa
     stopped below DRAFT_P_MIN; the prompt from a file (chat template already applied, special tokens parsed)."""
     return [str(binary), "-m", str(target), "-md", str(draft), "-f", str(prompt_file), "-n", str(n_predict),
             "-t", str(threads), "-td", str(threads), "-c", str(n_ctx), "--temp", f"{temperature:g}",
-            "--seed", str(seed), "--spec-draft-n-max", str(DRAFT_MAX), "--spec-draft-n-min", str(DRAFT_MIN),
+            "--seed", str(seed), "--spec-type", SPEC_TYPE, "--spec-draft-n-max", str(DRAFT_MAX), "--spec-draft-n-min", str(DRAFT_MIN),
             "--spec-draft-p-min", f"{DRAFT_P_MIN:g}"]
 
 

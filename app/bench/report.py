@@ -108,7 +108,7 @@ def llama_bin_lines(info: dict) -> list[str]:
             f"- llama.cpp target-only: `llama-bench -p 0 -n <max new tokens> -t {info['threads']} -r 1` per slot: "
             "decode from an empty context, no prompt, its own clock",
             f"- llama.cpp draft model: `llama-speculative-simple -m <target> -md <draft> -f <chat-templated prompt> "
-            f"-t {info['threads']} -td {info['threads']} --spec-draft-n-max {flags['draft_max']} --spec-draft-n-min "
+            f"-t {info['threads']} -td {info['threads']} --spec-type draft-simple --spec-draft-n-max {flags['draft_max']} --spec-draft-n-min "
             f"{flags['draft_min']} --spec-draft-p-min {flags['draft_p_min']:g} --temp <setting>`; tokens/s is its "
             "'decoded' line (after the prompt), α its n_accept ÷ n_drafted, rounds = tokens − accepted",
             f"- llama.cpp's c = {costs['c']:.3f} (draft tg step {costs['draft_step_ms']:.1f} ms ÷ target "

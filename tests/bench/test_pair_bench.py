@@ -129,6 +129,11 @@ def test_parse_llama_speculative_simple():
     assert out["tokens_per_round"] == pytest.approx(out["tokens"] / out["rounds"])
 
 
+def test_llama_bench_json_with_log_lines_after_it():
+    text = (FIXTURES / "llama-bench.txt").read_text(encoding="utf-8")
+    assert parse_bench(text + "\nllama_perf [ 12 ] done\n") == parse_bench(text)
+
+
 def test_parsers_refuse_output_without_their_numbers():
     with pytest.raises(LlamaCppCliError, match="decoded"):
         parse_speculative("error: failed to load model\n")
@@ -142,6 +147,7 @@ def test_speculative_command_has_the_maintainers_draft_flags(tmp_path):
     joined = " ".join(cmd)
     assert "-md d.gguf" in joined and "-n 128" in joined and "-t 2" in joined and "--temp 0" in joined
     assert "--spec-draft-n-max 16" in joined and "--spec-draft-p-min 0.75" in joined
+    assert "--spec-type draft-simple" in joined
 
 
 # ---- the report's columns on canned results ----------------------------------------------------------------
