@@ -368,7 +368,9 @@ def _start_llama_bin(args: argparse.Namespace, pair) -> dict | None:
     if args.no_llama_cpp:
         return None
     files = getattr(args, "pair_files", None) or {}
-    target, draft = Path(args.target), Path(files.get("draft") or args.draft)
+    # llama.cpp drafts with --draft when that is a GGUF file, else with the pair's 0.5B
+    target = Path(args.target)
+    draft = Path(args.draft) if str(args.draft).lower().endswith(".gguf") else Path(files.get("draft") or args.draft)
     if target.suffix.lower() != ".gguf" or draft.suffix.lower() != ".gguf":
         return {"unavailable": "llama.cpp's binaries run on GGUF files (--target and --draft)"}
     threads = args.llama_cpp_threads or torch.get_num_threads()
