@@ -30,9 +30,17 @@ def _engine(meta: dict) -> str:
     return "; ".join(parts) + "."
 
 
+def _verify(row: dict) -> str:
+    """v(n) with its n, where the row knows it (older JSON files lack verify_n)."""
+    if row.get("verify_cost") is None:
+        return "–"
+    n = row.get("verify_n")
+    return f"{row['verify_cost']:.2f}" + (f" (n={n})" if n else "")
+
+
 def setting_table(summary: dict) -> str:
-    head = ("| configuration | tok/s median | min–max | speedup | ÷ best HF | α | acceptance by position "
-            "| mean accepted | histogram 0..γ | c | verify cost | predicted | efficiency | peak MiB |")
+    head = ("| configuration | tok/s median | min–max | speedup | ÷ best HF | γ | α | tokens / round "
+            "| acceptance by position | mean accepted | histogram 0..γ | c | v(n) | predicted | efficiency | peak MiB |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for row in summary["configs"]:
         tps = row["tokens_per_second"]
@@ -42,8 +50,9 @@ def setting_table(summary: dict) -> str:
         lines.append(
             f"| {row['config']} | {tps['median']:.1f} | {tps['min']:.1f}–{tps['max']:.1f} "
             f"| {_f(row['speedup'], '.2f', '×')} | {_f(row.get('ratio_to_best_hf'), '.2f', '×')} "
-            f"| {_f(row['alpha'], '.3f')} | {pos} | {_f(row['mean_accepted'])} "
-            f"| {hist} | {_f(row['c'])} | {_f(row['verify_cost'])} | {_f(row['predicted_speedup'], '.2f', '×')} "
+            f"| {_f(row.get('gamma'), 'd')} | {_f(row['alpha'], '.3f')} | {_f(row.get('tokens_per_round'))} "
+            f"| {pos} | {_f(row['mean_accepted'])} "
+            f"| {hist} | {_f(row['c'])} | {_verify(row)} | {_f(row['predicted_speedup'], '.2f', '×')} "
             f"| {_f(row['efficiency'])} | {_f(row['peak_memory_mib'], '.0f')} |"
         )
     return "\n".join(lines)
@@ -66,7 +75,46 @@ LLAMA_CPP_RATIOS = {
     "speclens_auto_over_llama_cpp": "SpecLens auto (default) ÷ llama.cpp target-only",
     "speclens_target_only_over_llama_cpp": "SpecLens target-only ÷ llama.cpp target-only",
     "speclens_prompt_lookup_over_llama_cpp_prompt_lookup": "SpecLens prompt lookup ÷ llama.cpp prompt lookup",
+    "speclens_target_only_over_llama_bench": "SpecLens target-only ÷ llama.cpp target-only (llama-bench)",
+    "speclens_speculative_over_llama_cpp_draft": "SpecLens speculative ÷ llama.cpp draft model",
+    "speclens_auto_over_llama_cpp_draft": "SpecLens auto (default) ÷ llama.cpp draft model",
 }
+
+
+def pair_table(summary: dict) -> list[str]:
+    """--pair: per configuration c, v(n), α, tokens a round, the γ it ran at, tokens/s and × target-only."""
+    head = "| configuration | c | v(n) | α | tokens / round | γ | tok/s | × target-only |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for row in summary["configs"]:
+        gamma = _f(row.get("gamma"), "d")
+        if row.get("mode") == "auto" and row.get("gammas"):
+            gamma += " (" + ", ".join(f"{g}: {k}" for g, k in row["gammas"].items()) + ")"
+        elif row.get("engine") == "llama.cpp binaries" and row.get("gamma") is not None:
+            gamma = f"≤{row['gamma']} (p-min)" + (f", {row['mean_drafted']:.1f} drafted a round"
+                                                  if row.get("mean_drafted") is not None else "")
+        lines.append(f"| {row['config']} | {_f(row['c'], '.3f')} | {_verify(row)} | {_f(row['alpha'], '.3f')} "
+                     f"| {_f(row.get('tokens_per_round'))} | {gamma} | {row['tokens_per_second']['median']:.1f} "
+                     f"| {_f(row['speedup'], '.2f', '×')} |")
+    return lines
+
+
+def llama_bin_lines(info: dict) -> list[str]:
+    """--pair: which llama.cpp binaries ran, their build and flags, and llama.cpp's c and v(n) from llama-bench."""
+    if info.get("unavailable"):
+        return [f"llama.cpp binaries: {info['unavailable']}"]
+    flags = info["speculative_flags"]
+    costs = info["costs"]
+    return ["Build (packaging/build_llama_cpp.sh):", "", "```", info["build"], "```", "",
+            f"- llama.cpp target-only: `llama-bench -p 0 -n <max new tokens> -t {info['threads']} -r 1` per slot: "
+            "decode from an empty context, no prompt, its own clock",
+            f"- llama.cpp draft model: `llama-speculative-simple -m <target> -md <draft> -f <chat-templated prompt> "
+            f"-t {info['threads']} -td {info['threads']} --spec-type draft-simple --spec-draft-n-max {flags['draft_max']} --spec-draft-n-min "
+            f"{flags['draft_min']} --spec-draft-p-min {flags['draft_p_min']:g} --temp <setting>`; tokens/s is its "
+            "'decoded' line (after the prompt), α its n_accept ÷ n_drafted, rounds = tokens − accepted",
+            f"- llama.cpp's c = {costs['c']:.3f} (draft tg step {costs['draft_step_ms']:.1f} ms ÷ target "
+            f"{costs['target_step_ms']:.1f} ms), v({costs['verify_n']}) = {costs['verify_cost']:.2f} (pp"
+            f"{costs['verify_n']} time ÷ tg step), from llama-bench on both files",
+            "", "The llama.cpp rows' clocks leave prefill out; the SpecLens rows' include it (they favour llama.cpp)."]
 
 
 def llama_cpp_lines(result: dict) -> list[str]:
@@ -192,7 +240,12 @@ def markdown(result: dict) -> str:
     if result.get("cpu"):
         out += ["", "## CPU step against memory bandwidth", "", *cpu_lines(result["cpu"])]
     for summary in result["settings"]:
-        out += ["", f"## {summary['setting']}", "", setting_table(summary), "", *ratio_lines(summary)]
+        out += ["", f"## {summary['setting']}", ""]
+        if meta.get("pair"):
+            out += [*pair_table(summary), "", "All columns:", ""]
+        out += [setting_table(summary), "", *ratio_lines(summary)]
+    if result.get("llama_cpp_bin"):
+        out += ["", "## llama.cpp's own binaries on the same pair", "", *llama_bin_lines(result["llama_cpp_bin"])]
     if result.get("llama_cpp"):
         out += ["", "## llama.cpp on the same GGUF, prompts and threads", "", *llama_cpp_lines(result)]
     if result.get("sweep"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -37,6 +38,7 @@ HF_DEFAULTS = "assisted (HF defaults)"  # HF only: the assistant's own defaults
 TRAINED = "trained draft"  # SpecLens only: a feature draft HF cannot run
 AUTO = "auto"  # SpecLens only: the app's default, drafter and γ chosen by measurement
 LLAMA_CPP = "llama.cpp"  # the engine of the rows run in llama_cpp_worker's process (target-only, prompt lookup)
+LLAMA_CPP_BIN = "llama.cpp binaries"  # `bench --pair`: llama-bench (target-only), llama-speculative-simple (draft)
 LOOKUP_MAX_NGRAM = 3  # HF's and llama.cpp's n-gram sizes, as SpecLens's prompt lookup (the registry's) takes them
 # Hugging Face's own assisted-generation defaults (GenerationConfig, transformers 5.x).
 HF_DEFAULT_ASSISTANT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedule": "heuristic",
@@ -45,11 +47,14 @@ HF_DEFAULT_ASSISTANT = {"num_assistant_tokens": 20, "num_assistant_tokens_schedu
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    engine: str  # "speclens" | "hf" | LLAMA_CPP
+    engine: str  # "speclens" | "hf" | LLAMA_CPP | LLAMA_CPP_BIN
     mode: str  # TARGET_ONLY | MODEL_DRAFT | PROMPT_LOOKUP
 
     @property
     def name(self) -> str:
+        if self.engine == LLAMA_CPP_BIN:
+            return {TARGET_ONLY: "llama.cpp target-only (llama-bench)",
+                    MODEL_DRAFT: "llama.cpp draft model (llama-speculative-simple)"}[self.mode]
         label = {"speclens": "SpecLens", "hf": "HF", LLAMA_CPP: "llama.cpp"}[self.engine]
         if self.mode == MODEL_DRAFT:
             return f"{label} {'speculative' if self.engine == 'speclens' else 'assisted'}"
@@ -88,6 +93,7 @@ class Run:
     peak_mib: float | None  # None: not measurable (llama.cpp's worker on a platform without VmHWM or getrusage)
     rounds: list[RoundEvent] | None  # SpecLens only: HF does not expose its rounds
     target_step: float | None = None  # SpecLens target-only: median seconds of one step (prefill excluded)
+    counts: dict | None = None  # llama.cpp binaries: what they report (drafted, accepted, rounds; no token ids)
 
     @property
     def tokens_per_second(self) -> float:
@@ -109,6 +115,7 @@ class Pair:
     static: StaticDecoder | None = None  # SpecLens runs on static caches
     # (drafters the static path does not support, such as a trained feature draft, run on dynamic ones)
     llama_cpp: LlamaCppWorker | None = None  # on the target's GGUF, when one runs
+    llama_bin: LlamaBin | None = None  # `bench --pair`: llama.cpp's own binaries on the target and draft GGUFs
     check: LiveCheck | None = None  # the target's machine profile against the SpecLens rows' rounds (live_check)
     disputed: str = ""  # why those rounds disputed the profile (the next load measures it again), if they did
 
@@ -131,6 +138,8 @@ def run_config(pair: Pair, config: Config, ids: torch.Tensor, params: DecodePara
         return run_speclens(pair, config.mode, ids, params)
     if config.engine == LLAMA_CPP:
         return run_llama_cpp(pair, config.mode, ids, params)
+    if config.engine == LLAMA_CPP_BIN:
+        return run_llama_bin(pair, config.mode, ids, params)
     return run_hf(pair, config.mode, ids, params)
 
 
@@ -140,6 +149,47 @@ def run_llama_cpp(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams
     assert pair.llama_cpp is not None  # its configurations run only with a worker (pair_configs)
     out = llama_cpp_runner.generate(pair.llama_cpp, mode, ids.tolist(), params, list(pair.target.stop_token_ids))
     return Run(out["tokens"], out["seconds"], out["peak_mib"], None)
+
+
+@dataclass(frozen=True, slots=True)
+class LlamaBin:
+    """llama.cpp's binaries (app.bench.llama_cpp_cli) on the pair's two GGUF files."""
+
+    binaries: Any  # llama_cpp_cli.Binaries
+    target: Path
+    draft: Path
+    threads: int
+
+
+def real_pair_configs(pair: Pair) -> list[Config]:
+    """`bench --pair`'s rows, in the order they run: SpecLens target-only, with the draft file, auto (when
+    measured), then llama.cpp's binaries (when built): llama-bench target-only, llama-speculative-simple."""
+    return pair_bench_configs(pair.drafter is not None, pair.selection is not None, pair.llama_bin is not None)
+
+
+def pair_bench_configs(has_draft: bool, has_auto: bool, has_llama_bin: bool) -> list[Config]:
+    configs = [Config("speclens", TARGET_ONLY)] + ([Config("speclens", MODEL_DRAFT)] if has_draft else [])
+    configs += [Config("speclens", AUTO)] if has_auto else []
+    if has_llama_bin:
+        configs += [Config(LLAMA_CPP_BIN, TARGET_ONLY), Config(LLAMA_CPP_BIN, MODEL_DRAFT)]
+    return configs
+
+
+def run_llama_bin(pair: Pair, mode: str, ids: torch.Tensor, params: DecodeParams) -> Run:
+    """llama-bench's tg (no prompt: it decodes from an empty context) for target-only; llama-speculative-simple
+    on the prompt's chat-templated text for the draft model. Both clocks are the binaries' own, decode only.
+    They report counts, not ids: the Run's tokens are that many -1s."""
+    from . import llama_cpp_cli
+
+    run = pair.llama_bin
+    assert run is not None  # its configurations run only with the binaries (bench --pair)
+    if mode == TARGET_ONLY:
+        out = llama_cpp_cli.target_only(run.binaries, run.target, run.threads, params.max_new_tokens)
+    else:
+        text = pair.target.tokenizer.decode(ids.tolist(), skip_special_tokens=False)
+        out = llama_cpp_cli.speculative(run.binaries, run.target, run.draft, text, run.threads,
+                                        params.max_new_tokens, params.temperature, params.seed or 0)
+    return Run([-1] * out["tokens"], out["seconds"], None, None, counts=out)
 
 
 def speclens_answer(pair: Pair, mode: str, params: DecodeParams) -> AnswerLoop:

@@ -24,6 +24,7 @@ from .runners import (
     AUTO,
     HF_DEFAULTS,
     LLAMA_CPP,
+    LLAMA_CPP_BIN,
     MODEL_DRAFT,
     PROMPT_LOOKUP,
     TARGET_ONLY,
@@ -115,8 +116,9 @@ def best_hf(setting: Setting) -> Config | None:
     return max(hf, key=lambda c: statistics.median(_per_repeat_tps(setting, c)), default=None)
 
 
-def summarize_setting(setting: Setting) -> dict:
-    """JSON-ready rows, one per configuration, and the SpecLens/HF ratios."""
+def summarize_setting(setting: Setting, llama_costs: dict | None = None) -> dict:
+    """JSON-ready rows, one per configuration, and the SpecLens/HF ratios. llama_costs: llama.cpp's c and v(n)
+    from llama-bench (llama_cpp_cli.costs), for its draft-model row."""
     gamma = setting.params.gamma
     c = statistics.median(k.c for k in setting.costs.values())
     verify_cost = statistics.median(k.verify_cost for k in setting.costs.values())
@@ -148,13 +150,22 @@ def summarize_setting(setting: Setting) -> dict:
             "peak_memory_mib": max((run.peak_mib for run in all_runs if run.peak_mib is not None), default=None),
             "c": None, "verify_cost": None, "predicted_speedup": None, "efficiency": None,
             "ratio_to_best_hf": _paired_ratio(setting, config, top_hf) if top_hf is not None else None,
+            "gamma": None, "verify_n": None, "tokens_per_round": None,
         }
-        if config.mode == MODEL_DRAFT:
-            row |= {"c": c, "verify_cost": verify_cost}
+        if rounds:
+            row["tokens_per_round"] = row["new_tokens"] / len(rounds)
+            row["gamma"] = statistics.median_low([rd.gamma for rd in rounds]) if config.mode == AUTO else gamma
+        if config.engine == LLAMA_CPP_BIN:
+            row |= llama_bin_row(all_runs, config.mode, llama_costs)
+        elif config.mode == MODEL_DRAFT:
+            row |= {"c": c, "verify_cost": verify_cost, "verify_n": gamma + 1}
         elif drafted_rounds and step:  # c from the runs themselves: draft seconds per token / target step
             row["c"] = sum(rd.draft_time for rd in drafted_rounds) / sum(rd.drafted for rd in drafted_rounds) / step
             if config.mode in (TRAINED, PROMPT_LOOKUP):
-                row["verify_cost"] = verify_cost
+                row |= {"verify_cost": verify_cost, "verify_n": gamma + 1}
+            elif config.mode == AUTO:  # v(n) from its own rounds: a round's verify ÷ a target step, at its median n
+                row["verify_cost"] = statistics.median(rd.verify_time for rd in drafted_rounds) / step
+                row["verify_n"] = statistics.median_low([rd.drafted for rd in drafted_rounds]) + 1
         if config.mode in (MODEL_DRAFT, TRAINED) and alpha is not None and row["c"] is not None:
             predicted = predicted_speedup(alpha, gamma, row["c"], verify_cost)
             row |= {"predicted_speedup": predicted, "efficiency": speedup / predicted}
@@ -188,12 +199,37 @@ def summarize_setting(setting: Setting) -> dict:
     }
 
 
+def llama_bin_row(runs: list[Run], mode: str, costs: dict | None) -> dict:
+    """llama.cpp binaries' row fields from their counts: α as llama.cpp counts it (accepted ÷ drafted), tokens a
+    round (every round yields its accepted drafts and one target token), γ its draft maximum (drafting stops
+    earlier below p-min); c and v(n) from llama-bench (`costs`) for the draft-model row."""
+    if mode != MODEL_DRAFT:
+        return {}
+    counts = [run.counts for run in runs if run.counts]
+    drafted, accepted = sum(k["drafted"] for k in counts), sum(k["accepted"] for k in counts)
+    tokens, rounds = sum(k["tokens"] for k in counts), sum(k["rounds"] for k in counts)
+    out: dict[str, Any] = {
+        "alpha": accepted / drafted if drafted else None, "rounds": rounds or None,
+        "tokens_per_round": tokens / rounds if rounds else None,
+        "mean_drafted": drafted / rounds if rounds else None,
+        "mean_accepted": accepted / rounds if rounds else None,
+        "gamma": max((k["draft_max"] for k in counts), default=None)}
+    if costs:
+        out |= {"c": costs["c"], "verify_cost": costs["verify_cost"], "verify_n": costs["verify_n"]}
+    return out
+
+
 def llama_cpp_ratios(setting: Setting, names: set[str]) -> dict[str, float]:
     """SpecLens auto and target-only ÷ llama.cpp target-only, and prompt lookup ÷ llama.cpp's, paired per repeat."""
     pairs = {"speclens_auto_over_llama_cpp": (Config("speclens", AUTO), Config(LLAMA_CPP, TARGET_ONLY)),
              "speclens_target_only_over_llama_cpp": (Config("speclens", TARGET_ONLY), Config(LLAMA_CPP, TARGET_ONLY)),
              "speclens_prompt_lookup_over_llama_cpp_prompt_lookup": (Config("speclens", PROMPT_LOOKUP),
-                                                                     Config(LLAMA_CPP, PROMPT_LOOKUP))}
+                                                                     Config(LLAMA_CPP, PROMPT_LOOKUP)),
+             # bench --pair: llama.cpp's binaries (their clocks leave prefill out; SpecLens's include it)
+             "speclens_target_only_over_llama_bench": (Config("speclens", TARGET_ONLY), Config(LLAMA_CPP_BIN, TARGET_ONLY)),
+             "speclens_speculative_over_llama_cpp_draft": (Config("speclens", MODEL_DRAFT),
+                                                           Config(LLAMA_CPP_BIN, MODEL_DRAFT)),
+             "speclens_auto_over_llama_cpp_draft": (Config("speclens", AUTO), Config(LLAMA_CPP_BIN, MODEL_DRAFT))}
     return {key: _paired_ratio(setting, a, b) for key, (a, b) in pairs.items() if a.name in names and b.name in names}
 
 

@@ -27,6 +27,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
     # None: the comparison benches the self-draft (SpecLens and HF assisted share it); the soak and the
     # start-up timing use the app's own default, auto, as a user's window does
     p.set_defaults(draft=None)
+    p.add_argument("--pair", nargs="?", const=PAIR, default=None, choices=(PAIR,),
+                   help="bench the real pair (`speclens fetch-pair`: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, its 0.5B as "
+                        "draft; fetched when absent): the code suite, 128 new tokens, temperatures 0 and 0.7, rows "
+                        "SpecLens target-only, with the 0.5B as --draft, --draft auto, and llama.cpp's own "
+                        "llama-bench and llama-speculative-simple (built from llama-cpp-python's vendored source "
+                        "when absent: packaging/build_llama_cpp.sh); --target/--draft/--prompts/--max-new-tokens "
+                        "still override")
     p.add_argument("--trained", default=None, metavar="DIR",
                    help="a `speclens distill` output to bench as the trained draft (default: the best one found "
                         "for the target)")
@@ -90,6 +97,29 @@ def add_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
+PAIR = "qwen-coder"
+PAIR_PROMPTS, PAIR_MAX_NEW_TOKENS = "code", 128
+
+
+def pair_defaults(args: argparse.Namespace, fetch=None) -> None:
+    """--pair: the real pair's two files as --target and --draft (fetched first, with the fetch's progress, when
+    absent), the code suite and 128 new tokens where those options were left at their defaults (an option given
+    with its default's value reads as left)."""
+    if fetch is None:
+        from .fetch_pair_cmd import fetch_with_progress as fetch
+    defaults = add_parser(argparse.ArgumentParser(prog="speclens").add_subparsers())
+    target, draft = fetch()
+    if args.target == defaults.get_default("target"):
+        args.target = str(target)
+    if args.draft in (None, AUTO):  # the bench's own default (None) or the model args' (auto): the 0.5B file
+        args.draft = str(draft)
+    if args.prompts == defaults.get_default("prompts"):
+        args.prompts = PAIR_PROMPTS
+    if args.max_new_tokens == defaults.get_default("max_new_tokens"):
+        args.max_new_tokens = PAIR_MAX_NEW_TOKENS
+    args.pair_files = {"target": str(target), "draft": str(draft)}
+
+
 def parse_temperatures(text: str) -> list[float]:
     try:
         values = [float(x) for x in text.split(",") if x.strip()]
@@ -114,6 +144,13 @@ def run(args: argparse.Namespace) -> int:
     comparison (the default)."""
     if args.tiny and not args.gpu_mechanics:
         raise UsageError("--tiny only applies to --gpu-mechanics")
+    if args.pair:
+        other = [flag for flag, on in (("--gpu-mechanics", args.gpu_mechanics), ("--gui-soak", args.gui_soak),
+                                       ("--startup", args.startup), ("--trees", args.trees),
+                                       ("--quality", args.quality), ("--sweep", args.sweep)) if on]
+        if other:
+            raise UsageError(f"--pair runs the comparison; it does not apply to {other[0]}")
+        pair_defaults(args)
     if args.docs is not None:
         _check_docs(args)  # before anything loads: a page without this class's markers is refused at once
     args.out = str(result_path(args.out))
@@ -235,7 +272,7 @@ def _load_pair(args: argparse.Namespace, *, need_draft_model: bool = False):
     if need_draft_model and draft_model is None:
         raise UsageError("--sweep needs a draft model (--draft self with --dtype float32, or a model)")
     hf_model = hf_bf16 = None
-    if target.device.type == "cpu":  # HF loads a model in float32 on a CPU, on stock kernels
+    if target.device.type == "cpu" and not getattr(args, "pair", None):  # HF loads a model in float32 on a CPU
         fp32 = target if target.kernels == "fp32" else load_model(
             args.target, device="cpu", dtype=torch.float32, **kwargs)
         hf_model = fp32.model
@@ -267,6 +304,7 @@ def _meta(args: argparse.Namespace, pair, n_prompts: int) -> dict:
         "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic",
         "compile_seconds": pair.static.compile_seconds if pair.static is not None else None,
         "model_mib": {"target": model_mib(target.model), "draft": model_mib(draft_model) if draft_model else None},
+        "pair": getattr(args, "pair", None),
     }
 
 
@@ -299,7 +337,7 @@ def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
 
     pair, kwargs = _load_pair(args)
     target = pair.target
-    trained = [args.trained] if args.trained else [str(i.path) for i in trained_drafts(target)]
+    trained = [args.trained] if args.trained else [] if args.pair else [str(i.path) for i in trained_drafts(target)]
     if trained:
         _log(f"trained draft: {trained[0]}")
         pair.trained = make_drafter(trained[0], target)
@@ -311,11 +349,42 @@ def _comparison(args: argparse.Namespace, prompts, settings: list) -> int:
         _log(f"auto: {pair.selection.choice.reason}")
     pair.static = static_decoder(args, target.model, pair.drafter, args.gamma)
     try:
-        _measure(args, pair, prompts, settings, choice, _start_llama_cpp(args, pair, prompts))
+        llama = _start_llama_bin(args, pair) if args.pair else _start_llama_cpp(args, pair, prompts)
+        _measure(args, pair, prompts, settings, choice, llama)
     finally:
         if pair.llama_cpp is not None:
             pair.llama_cpp.close()
     return 0
+
+
+def _start_llama_bin(args: argparse.Namespace, pair) -> dict | None:
+    """--pair: llama.cpp's own binaries (built when absent) on the pair's files, set on the pair, with their build
+    and llama.cpp's c and v(n) from llama-bench; or why they do not run. None with --no-llama-cpp."""
+    import torch
+
+    from app.bench import llama_cpp_cli
+    from app.bench.runners import LlamaBin
+
+    if args.no_llama_cpp:
+        return None
+    files = getattr(args, "pair_files", None) or {}
+    # llama.cpp drafts with --draft when that is a GGUF file, else with the pair's 0.5B
+    target = Path(args.target)
+    draft = Path(args.draft) if str(args.draft).lower().endswith(".gguf") else Path(files.get("draft") or args.draft)
+    if target.suffix.lower() != ".gguf" or draft.suffix.lower() != ".gguf":
+        return {"unavailable": "llama.cpp's binaries run on GGUF files (--target and --draft)"}
+    threads = args.llama_cpp_threads or torch.get_num_threads()
+    try:
+        binaries = llama_cpp_cli.ensure_built(log=_log)
+        _log(f"llama.cpp: c and v({llama_cpp_cli.COST_N}) from llama-bench on both files ({threads} threads) ...")
+        costs = llama_cpp_cli.costs(binaries, target, draft, threads)
+    except (llama_cpp_cli.LlamaCppCliError, OSError) as exc:
+        return {"unavailable": str(exc)}
+    pair.llama_bin = LlamaBin(binaries, target, draft, threads)
+    return {"binaries": {"bench": str(binaries.bench), "speculative": str(binaries.speculative)},
+            "build": binaries.info, "threads": threads, "costs": costs,
+            "speculative_flags": {"draft_max": llama_cpp_cli.DRAFT_MAX, "draft_min": llama_cpp_cli.DRAFT_MIN,
+                                  "draft_p_min": llama_cpp_cli.DRAFT_P_MIN}}
 
 
 def _start_llama_cpp(args: argparse.Namespace, pair, prompts) -> dict | None:
@@ -355,14 +424,15 @@ def _measure(args: argparse.Namespace, pair, prompts, settings: list, choice: di
     if choice:
         result["choice"] = choice
     if llama_cpp is not None:
-        result["llama_cpp"] = llama_cpp
+        result["llama_cpp_bin" if args.pair else "llama_cpp"] = llama_cpp
+    llama_costs = (llama_cpp or {}).get("costs") if args.pair else None
     if target.device.type == "cpu":
         result["cpu"] = _cpu_costs(args, pair, prompts)
     for params in settings:
         _log(f"setting temperature={params.temperature:g}, gamma={params.gamma} ...")
-        configs = pick_configs(pair, args.only)
+        configs = pick_configs(pair, args.only, pair_rows=bool(args.pair))
         result["settings"].append(summarize_setting(
-            run_setting(pair, prompts, params, args.repeats, configs=configs, log=_log)))
+            run_setting(pair, prompts, params, args.repeats, configs=configs, log=_log), llama_costs))
     _log_machine_check(pair)
     if args.gui_overhead:
         from app.bench.gui_overhead import measure_gui_overhead
@@ -436,11 +506,12 @@ def choice_json(selection) -> dict:
     }
 
 
-def pick_configs(pair, only: str | None):
-    """All configurations for the pair, or the named subset (target-only rows are every ratio's base)."""
-    from app.bench.runners import TARGET_ONLY, pair_configs
+def pick_configs(pair, only: str | None, pair_rows: bool = False):
+    """All configurations for the pair (--pair: its five rows, runners.real_pair_configs), or the named subset
+    (target-only rows are every ratio's base)."""
+    from app.bench.runners import TARGET_ONLY, pair_configs, real_pair_configs
 
-    configs = pair_configs(pair)
+    configs = real_pair_configs(pair) if pair_rows else pair_configs(pair)
     if not only:
         return configs
     wanted = {name.strip() for name in only.split(",") if name.strip()}

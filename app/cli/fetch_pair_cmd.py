@@ -16,16 +16,22 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    target, draft = fetch_with_progress(args.dest)
+    print(target)
+    print(draft)
+    return 0
+
+
+def fetch_with_progress(dest: Path | None = None) -> tuple[Path, Path]:
+    """The pair's two paths (target, draft), fetched when absent, progress on stderr (also `bench --pair`'s)."""
     from app.models.real_pair import fetch_pair
 
     start = time.perf_counter()
     meter = _Meter(sys.stderr)
-    target, draft = fetch_pair(args.dest, progress=meter, note=meter.note)
+    target, draft = fetch_pair(dest, progress=meter, note=meter.note)
     meter.close()
     print(f"real pair ready in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-    print(target)
-    print(draft)
-    return 0
+    return target, draft
 
 
 class _Meter:

@@ -22,7 +22,7 @@ from app.models.embedded import DEFAULT_SPEC
 from app.models.rows import output_rows
 from app.paths import user_cache_dir
 
-REAL_PAIR_FOLDER = "real-pair"  # under the user cache: where app.bench.real_pair fetches the real pair (default_dir)
+REAL_PAIR_FOLDER = "real-pair"  # under the user cache: where app.models.real_pair fetches the real pair (default_dir)
 MAX_SHARE = 0.6  # a draft's weights on disk at most this share of the target's (the real pair's 0.5B: 0.44)
 MAX_CANDIDATES = 2  # each candidate costs a load and a probe at auto's first load on a machine
 WEIGHTS = (".gguf", ".safetensors", ".bin")

@@ -14,7 +14,8 @@ from app.engine import DecodeParams
 ROW_KEYS = {
     "config", "engine", "mode", "tokens_per_second", "new_tokens", "speedup", "alpha", "rounds",
     "drafted_rounds", "mean_accepted", "acceptance_histogram", "peak_memory_mib", "c", "verify_cost",
-    "predicted_speedup", "efficiency", "per_position_acceptance", "gammas", "ratio_to_best_hf",
+    "predicted_speedup", "efficiency", "per_position_acceptance", "gammas", "ratio_to_best_hf", "gamma", "verify_n",
+    "tokens_per_round",
 }
 
 
