@@ -1,6 +1,6 @@
 /* AVX-512 VNNI forms of quants.h's reference (the same bits): quantize_row_avx512, panel_tile_avx512. */
 
-#define TILE_ROWS_AVX512 6 /* 2 chains a row + an accumulator + 8 weight vectors: 29 of the 32 registers */
+#define TILE_ROWS_AVX512 8 /* 8 accumulators + 8 weight vectors + 2 chains for each of up to 4 rows at a time */
 
 /* Block `sub` of record `rec` for 16 channels: wv[g] the codes of group g, d[h] and m[h] for each half h
  * (both halves the same for types without halves). The same float operations as scale_of, lane by lane. */
@@ -124,34 +124,42 @@ static inline __attribute__((always_inline)) void panel_tile_avx512(const QMat *
                 acc[0] = _mm512_fmadd_ps(d[h], f, acc[0]);
                 acc[0] = _mm512_fmadd_ps(m[h], _mm512_set1_ps(sa), acc[0]);
             } else {
-                /* Two chains a row (one a digit; one digit: the even and the odd groups), the R rows' chains
-                 * interleaved: enough independent vpdpbusd in flight for the unit's rate. */
-                __m512i hs[MAX_TILE], ls[MAX_TILE];
-                for (int r = 0; r < R; r++) hs[r] = ls[r] = _mm512_setzero_si512();
-                if (D == 2) {
-                    for (int g = g0; g < g1; g++)
-                        for (int r = 0; r < R; r++) {
-                            const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
-                            hs[r] = dpbusd_bcast(hs[r], wv[g], (const int32_t *)xb->a1 + g);
-                            ls[r] = dpbusd_bcast(ls[r], wv[g], (const int32_t *)xb->a2 + g);
-                        }
-                } else {
-                    for (int g = g0; g < g1; g += 2)
-                        for (int r = 0; r < R; r++) {
-                            const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
-                            hs[r] = dpbusd_bcast(hs[r], wv[g], (const int32_t *)xb->a1 + g);
-                            ls[r] = dpbusd_bcast(ls[r], wv[g + 1], (const int32_t *)xb->a1 + g + 1);
-                        }
-                }
-                for (int r = 0; r < R; r++) {
-                    const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
-                    __m512i dot = D == 2 ? _mm512_add_epi32(_mm512_slli_epi32(hs[r], 8), ls[r])
-                                         : _mm512_add_epi32(hs[r], ls[r]);
-                    float s = D == 2 ? xb->s : xb->s1;
-                    float sa = H ? (D == 2 ? xb->sah[h] : xb->sa1h[h]) : (D == 2 ? xb->sa : xb->sa1);
-                    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(s));
-                    acc[r] = _mm512_fmadd_ps(d[h], f, acc[r]);
-                    acc[r] = _mm512_fmadd_ps(m[h], _mm512_set1_ps(sa), acc[r]);
+                /* Two chains a row (one a digit; one digit: the even and the odd groups), the rows' chains
+                 * interleaved: enough independent vpdpbusd in flight for the unit's rate. The chains run for
+                 * up to 4 rows at a time against the block unpacked once (8 rows: 2 x 4 rows' 8 chains, the 8
+                 * accumulators and the 8 weight vectors fit the 32 registers), so the tile is 8 rows and a
+                 * verify pass of 8 unpacks each block once. */
+                const int groups = (R + 3) / 4;
+#pragma GCC unroll 2
+                for (int q = 0; q < groups; q++) {
+                    const int ra = R * q / groups, rz = R * (q + 1) / groups;
+                    __m512i hs[4], ls[4];
+                    for (int r = ra; r < rz; r++) hs[r - ra] = ls[r - ra] = _mm512_setzero_si512();
+                    if (D == 2) {
+                        for (int g = g0; g < g1; g++)
+                            for (int r = ra; r < rz; r++) {
+                                const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+                                hs[r - ra] = dpbusd_bcast(hs[r - ra], wv[g], (const int32_t *)xb->a1 + g);
+                                ls[r - ra] = dpbusd_bcast(ls[r - ra], wv[g], (const int32_t *)xb->a2 + g);
+                            }
+                    } else {
+                        for (int g = g0; g < g1; g += 2)
+                            for (int r = ra; r < rz; r++) {
+                                const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+                                hs[r - ra] = dpbusd_bcast(hs[r - ra], wv[g], (const int32_t *)xb->a1 + g);
+                                ls[r - ra] = dpbusd_bcast(ls[r - ra], wv[g + 1], (const int32_t *)xb->a1 + g + 1);
+                            }
+                    }
+                    for (int r = ra; r < rz; r++) {
+                        const XBlock *xb = x + (size_t)(r0 + r) * kb + b;
+                        __m512i dot = D == 2 ? _mm512_add_epi32(_mm512_slli_epi32(hs[r - ra], 8), ls[r - ra])
+                                             : _mm512_add_epi32(hs[r - ra], ls[r - ra]);
+                        float s = D == 2 ? xb->s : xb->s1;
+                        float sa = H ? (D == 2 ? xb->sah[h] : xb->sa1h[h]) : (D == 2 ? xb->sa : xb->sa1);
+                        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(dot), _mm512_set1_ps(s));
+                        acc[r] = _mm512_fmadd_ps(d[h], f, acc[r]);
+                        acc[r] = _mm512_fmadd_ps(m[h], _mm512_set1_ps(sa), acc[r]);
+                    }
                 }
             }
         }
