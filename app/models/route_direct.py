@@ -1,6 +1,7 @@
 """The DIRECT route: the native model of a GGUF the kernel runs, read straight from the file (native/direct.py):
-no transformers model classes, no float copy. A file of at most REFERENCE_WEIGHTS also loads transformers'
-float32 model once, as the reference its activation digits are chosen against."""
+no transformers model classes, no float copy. A target of at most REFERENCE_WEIGHTS also loads transformers'
+float32 model once, as the reference its activation digits are chosen against; a draft takes the fastest digits
+and builds no reference (its precision changes only how often its tokens are accepted, never the output)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from app.models.transformers_load import load_gguf
 from app.native import conversion_cache
 
 REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 bytes a weight) is the quality reference
+DRAFT_DIGITS = "draft: fastest digits, no quality gate"  # why a draft's choice is what it is (its profile's reason)
 
 
 def load_direct(request: LoadRequest, source: Source, route: Route, said: Said) -> Loaded | Route:
@@ -44,7 +46,7 @@ def load_direct(request: LoadRequest, source: Source, route: Route, said: Said) 
     report(LoadProgress("tokenizer", 0.05, "reading the tokenizer"))
     tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), said.notes)
     key = machine_profile.key_of_fingerprint(direct.fingerprint(path), request.device, request.requested,
-                                             request.kernels)
+                                             request.kernels, draft=request.draft)
     stored = machine_profile.read(key) if request.use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=request.remeasure)
     report(LoadProgress("weights", 0.2, f"reading {path.name}'s blocks"))
@@ -77,13 +79,17 @@ def _digits(native: Any, request: LoadRequest, source: Source, parameters: int,
     """The native choice for a direct load: its activation digits chosen against transformers' float32 model
     where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
     dequantiser (gguf_model.check_rows). Where no variant passes the quality gate and native was not asked
-    for: why, in one line."""
+    for: why, in one line. A draft: the fastest digits, no reference and no quality pass (DRAFT_DIGITS)."""
     from app.native import direct, quality
     from app.native.backend import NativeBackend
     from app.native.build import assemble
+    from app.native.descriptor import FASTEST_DIGITS
 
     path = source.path
     label = f"native: {path.name}'s own blocks, read by the kernel"
+    if request.draft:
+        return torch_path.PathChoice(replace(torch_path.NATIVE, digits=FASTEST_DIGITS.code), {}, False,
+                                     f"{label}; {DRAFT_DIGITS}")
     known = None if request.remeasure else quality.MEASURED.get(direct.fingerprint(path))
     if known is not None:  # this very file was measured on every held-out token
         return torch_path.PathChoice(replace(torch_path.NATIVE, digits=known.digits.code), {}, False,
