@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.native.record import Record
 
 KERNELS = ("auto", "native", "torch")
+DRAFT_DIGITS = "draft: fastest digits, no quality gate"  # why a draft's native choice is what it is (its reason)
 
 
 @dataclass(frozen=True)

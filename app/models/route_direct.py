@@ -18,13 +18,12 @@ from app.machine import threads, torch_path
 from app.models import memory
 from app.models.checkpoint import inspect_gguf
 from app.models.locate import Source
-from app.models.plan import Loaded, LoadRequest, Route, RouteKind, Said
+from app.models.plan import DRAFT_DIGITS, Loaded, LoadRequest, Route, RouteKind, Said
 from app.models.progress import LoadProgress
 from app.models.transformers_load import load_gguf
 from app.native import conversion_cache
 
 REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 bytes a weight) is the quality reference
-DRAFT_DIGITS = "draft: fastest digits, no quality gate"  # why a draft's choice is what it is (its profile's reason)
 
 
 def load_direct(request: LoadRequest, source: Source, route: Route, said: Said) -> Loaded | Route:

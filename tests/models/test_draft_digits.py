@@ -88,3 +88,19 @@ def test_greedy_speculation_with_a_fastest_digits_draft_is_target_only(no_refere
         expected = generate(target.model, ids, None, params, vocab_size=target.vocab_size).token_ids
         assert generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).token_ids == expected
 
+
+
+def test_a_drafts_native_path_of_float_weights_takes_the_fastest_digits_unmeasured(no_reference):
+    """The TORCH route's native model of a folder's float weights: a draft's is not quality-measured either."""
+    from tiny_models import char_tokenizer, tiny_model
+
+    from app.machine import torch_path
+    from app.models import route_torch
+    from app.models.plan import DRAFT_DIGITS
+    from app.native.descriptor import FASTEST_DIGITS
+
+    timed = torch_path.PathChoice(torch_path.NATIVE, {}, False, "native: fastest here")
+    choice, native = route_torch.native_path(tiny_model(), char_tokenizer(), timed, None, forced=False,
+                                             report=lambda _: None, draft=True)
+    assert choice.path.native and choice.path.digits == FASTEST_DIGITS.code and DRAFT_DIGITS in choice.reason
+    assert native.cache_backend.weights.digits == FASTEST_DIGITS
