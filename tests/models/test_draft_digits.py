@@ -104,3 +104,31 @@ def test_a_drafts_native_path_of_float_weights_takes_the_fastest_digits_unmeasur
                                              report=lambda _: None, draft=True)
     assert choice.path.native and choice.path.digits == FASTEST_DIGITS.code and DRAFT_DIGITS in choice.reason
     assert native.cache_backend.weights.digits == FASTEST_DIGITS
+
+
+def test_a_draft_sharing_its_targets_tokenizer_fields_converts_no_tokenizer(monkeypatch, tmp_path):
+    """The target's first load converts the GGUF's tokenizer; a draft whose tokenizer fields are the same bytes
+    reads that conversion (GgufIndex.tokenizer_key). Planted twin: another architecture (another converter) has
+    another key."""
+    import transformers
+
+    from app.models import load_model
+    from app.native.gguf.index import GgufIndex
+
+    monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path / "cache"))
+    target_file = write_kquant_gguf(tmp_path / "target.gguf", "Q6_K", layers=3, seed=1)
+    draft_file = write_kquant_gguf(tmp_path / "draft.gguf", "Q4_K", layers=1, seed=2)
+    other = write_kquant_gguf(tmp_path / "other.gguf", "Q4_K", arch="qwen2", layers=1, seed=2)
+    key = GgufIndex(target_file).tokenizer_key()
+    assert GgufIndex(draft_file).tokenizer_key() == key != GgufIndex(other).tokenizer_key()
+    target = load_model(str(target_file), device="cpu", draft=True)
+    convert = transformers.AutoTokenizer.from_pretrained
+
+    def kept_only(*args, **kwargs):
+        assert "gguf_file" not in kwargs, "the draft's tokenizer was converted again"
+        return convert(*args, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", kept_only)
+    draft = load_model(str(draft_file), device="cpu", draft=True)
+    assert draft.tokenizer.get_vocab() == target.tokenizer.get_vocab()
+    assert load_model(str(draft_file), device="cpu", draft=True).extra.get("light")  # its own folder kept it too
