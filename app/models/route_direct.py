@@ -44,7 +44,9 @@ def load_direct(request: LoadRequest, source: Source, route: Route, said: Said) 
     folder = conversion_cache.entry_dir(path) if request.use_cache else None
     report(LoadProgress("tokenizer", 0.05, "reading the tokenizer"))
     shared = conversion_cache.tokenizer_dir(index.tokenizer_key()) if folder is not None else None
-    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), said.notes, shared)
+    template = index.values.get("tokenizer.chat_template")
+    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), said.notes, shared,
+                                    template if isinstance(template, str) else None)
     key = machine_profile.key_of_fingerprint(direct.fingerprint(path), request.device, request.requested,
                                              request.kernels, draft=request.draft)
     stored = machine_profile.read(key) if request.use_cache else None

@@ -39,11 +39,13 @@ def read(gguf: Path) -> tuple[GgufIndex, object]:
     return index, config
 
 
-def tokenizer_of(gguf: Path, folder: Path, notes: list[str] | None = None, shared: Path | None = None):
+def tokenizer_of(gguf: Path, folder: Path, notes: list[str] | None = None, shared: Path | None = None,
+                 chat_template: str | None = None):
     """The file's tokenizer: kept in its folder after the first conversion (transformers reads the GGUF's
     vocabulary in seconds, tens of them for a 150k vocabulary on a loaded CPU; the kept files in milliseconds).
     shared: the folder of every file whose tokenizer fields are this one's (GgufIndex.tokenizer_key), so a draft
-    of its target's family converts nothing the target's first load converted."""
+    of its target's family converts nothing the target's first load converted; the key leaves the chat template
+    out, so a tokenizer read from `shared` takes this file's own (chat_template: its tokenizer.chat_template)."""
     from transformers import AutoTokenizer
 
     for kept in (folder, shared):
@@ -56,6 +58,7 @@ def tokenizer_of(gguf: Path, folder: Path, notes: list[str] | None = None, share
                 notes.append(f"the kept tokenizer of {gguf.name} was unreadable: converted again from the file")
             continue
         if kept is shared:
+            tokenizer.chat_template = chat_template
             with contextlib.suppress(OSError):
                 tokenizer.save_pretrained(folder)
         return tokenizer

@@ -132,3 +132,8 @@ def test_a_draft_sharing_its_targets_tokenizer_fields_converts_no_tokenizer(monk
     draft = load_model(str(draft_file), device="cpu", draft=True)
     assert draft.tokenizer.get_vocab() == target.tokenizer.get_vocab()
     assert load_model(str(draft_file), device="cpu", draft=True).extra.get("light")  # its own folder kept it too
+    from app.native import conversion_cache, direct
+
+    shared = conversion_cache.tokenizer_dir(key)  # the key leaves the chat template out: the file's own is set
+    own = direct.tokenizer_of(draft_file, tmp_path / "fresh", None, shared, "{{ messages }}")
+    assert own.chat_template == "{{ messages }}" and own.get_vocab() == target.tokenizer.get_vocab()

@@ -74,6 +74,9 @@ class TensorInfo:
         return self.elements // values * size
 
 
+CHAT_TEMPLATE = "tokenizer.chat_template"
+
+
 class GgufIndex:
     """The tensors (`tensors`: name -> TensorInfo) and the scalar and string metadata (`values`: key -> value)
     of a GGUF file, or of its bytes (then `name` labels it in messages). Arrays are skipped: `array_lengths`
@@ -95,7 +98,8 @@ class GgufIndex:
 
     def tokenizer_key(self) -> str:
         """A hash of the fields transformers converts the tokenizer from (tokenizer.* and the architecture, which
-        picks its converter): two files that share it share their converted tokenizer (a draft and its target)."""
+        picks its converter), but the chat template (a string kept in `values`, set on the tokenizer by its
+        reader): two files that share it share their converted tokenizer (a draft and its target)."""
         digest = hashlib.sha256()
         for start, end in self.tokenizer_spans:
             digest.update(self._data[start:end].tobytes())
@@ -184,7 +188,7 @@ class _Header:
                 self.array_lengths[key] = self.skip_array(_shown(key))
             else:
                 self.fail(f"metadata {_shown(key)} has unknown value type {kind}")
-            if key.startswith("tokenizer.") or key == "general.architecture":
+            if (key.startswith("tokenizer.") or key == "general.architecture") and key != CHAT_TEMPLATE:
                 self.tokenizer_spans.append((field_start, self.at))
         infos = [self.tensor_info(i) for i in range(tensors)]
         start = -(-self.at // alignment) * alignment
