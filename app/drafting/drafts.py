@@ -110,6 +110,7 @@ def self_draft_of(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter
 
 def model_draft(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter:
     load_kwargs.setdefault("device", target.device)
+    load_kwargs.setdefault("draft", True)  # the fastest native digits: a draft's precision changes only α
     draft = load_model(spec, **load_kwargs)
     ensure_compatible(target, draft)
     return ModelDrafter(draft.model, name=draft.name)

@@ -87,8 +87,10 @@ def profile_key(model, device: torch.device, requested: torch.dtype | None, kern
 
 
 def key_of_fingerprint(fingerprint: str, device: torch.device, requested: torch.dtype | None,
-                       kernels_mode: str = "auto") -> str:
-    """profile_key from the model's fingerprint alone (a light native load knows it before any model exists)."""
+                       kernels_mode: str = "auto", *, draft: bool = False) -> str:
+    """profile_key from the model's fingerprint alone (a light native load knows it before any model exists).
+    draft: the file loaded as a draft, whose digits are chosen without a quality gate: a profile of its own, so
+    the same file loaded as a target never reuses them."""
     native = kernels_mode != "torch"
     offered = [torch_path.path_name(p) for p in torch_path.candidates(requested, native)] if device.type == "cpu" else []
     if torch_path.NATIVE in torch_path.candidates(requested, native) and device.type == "cpu":
@@ -99,7 +101,7 @@ def key_of_fingerprint(fingerprint: str, device: torch.device, requested: torch.
         KIND, cost_cache.CACHE_FORMAT, cost_cache.machine_id(), platform.machine(), cost_cache.cpu_count(),
         torch.__version__, fingerprint, str(device),
         str(requested) if requested is not None else "auto", offered, threads.setting(),
-        *(["native forced"] if kernels_mode == "native" else []),
+        *(["native forced"] if kernels_mode == "native" else []), *(["draft"] if draft else []),
     ])
 
 

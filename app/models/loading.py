@@ -110,20 +110,23 @@ def load_model(
     use_cache: bool = True,
     remeasure: bool = False,
     kernels: str = "auto",
+    draft: bool = False,
 ) -> LoadedModel:
     """offline=None follows HF_HUB_OFFLINE; use_cache=False skips the GGUF conversion cache and the machine
     profile. On a CPU, dtype=None lets timing choose the dtype and kernels (torch_path.choose_path), and the
     thread count is timed (threads.choose_threads), both reused from the model's machine profile while it
     holds (machine_profile.Reuse); remeasure=True times them again whatever it holds. kernels: "auto" (the
     fastest path, timed among torch's and the native C model's), "native" (the native model, whatever timing says)
-    or "torch" (torch's paths only)."""
+    or "torch" (torch's paths only). draft=True: a draft's load (plan.LoadRequest.draft), the fastest native
+    digits with no quality gate, in a profile of its own."""
     if kernels not in KERNELS:
         raise ModelError(f"kernels must be auto, native or torch, not {kernels!r}")
     start = time.perf_counter()
     dev = parse_device(device)
     request = LoadRequest(spec=spec, device=dev, requested=dtype, dtype=dtype or default_dtype(dev), kernels=kernels,
                           use_cache=use_cache, remeasure=remeasure, trust_remote_code=trust_remote_code,
-                          allow_pickle=allow_pickle, offline=offline, progress=progress or ignore_progress)
+                          allow_pickle=allow_pickle, offline=offline, progress=progress or ignore_progress,
+                          draft=draft)
     _quiet_progress_bars()
     request.progress(LoadProgress("resolve", 0.0, f"locating {spec}"))
     source = locate(spec, offline=offline, allow_pickle=allow_pickle, report=request.progress)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from app.native.record import Record
 
 KERNELS = ("auto", "native", "torch")
+DRAFT_DIGITS = "draft: fastest digits, no quality gate"  # why a draft's native choice is what it is (its reason)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class LoadRequest:
     allow_pickle: bool
     offline: bool | None
     progress: ProgressCallback
+    # a draft's load (drafts.model_draft): its precision changes only how often the target accepts its tokens,
+    # never the output, so a native draft takes the fastest digits with no quality gate (and its own profile)
+    draft: bool = False
 
 
 @dataclass
@@ -153,7 +157,8 @@ def cached_light(request: LoadRequest, gguf: Path) -> tuple[CachedLight | None, 
             return None, (f"{gguf.name}'s native record was unreadable: loaded in full, "
                           "and the record written again")
         return None, None
-    key = machine_profile.key_of_fingerprint(record.fingerprint, request.device, request.requested, request.kernels)
+    key = machine_profile.key_of_fingerprint(record.fingerprint, request.device, request.requested, request.kernels,
+                                             draft=request.draft)
     reuse = machine_profile.Reuse(machine_profile.read(key))
     kernels, threads = reuse.part("kernels"), reuse.part("threads")
     if kernels is None or not kernels.path.native or threads is None:

@@ -1,6 +1,7 @@
 """The DIRECT route: the native model of a GGUF the kernel runs, read straight from the file (native/direct.py):
-no transformers model classes, no float copy. A file of at most REFERENCE_WEIGHTS also loads transformers'
-float32 model once, as the reference its activation digits are chosen against."""
+no transformers model classes, no float copy. A target of at most REFERENCE_WEIGHTS also loads transformers'
+float32 model once, as the reference its activation digits are chosen against; a draft takes the fastest digits
+and builds no reference (its precision changes only how often its tokens are accepted, never the output)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from app.machine import threads, torch_path
 from app.models import memory
 from app.models.checkpoint import inspect_gguf
 from app.models.locate import Source
-from app.models.plan import Loaded, LoadRequest, Route, RouteKind, Said
+from app.models.plan import DRAFT_DIGITS, Loaded, LoadRequest, Route, RouteKind, Said
 from app.models.progress import LoadProgress
 from app.models.transformers_load import load_gguf
 from app.native import conversion_cache
@@ -42,9 +43,12 @@ def load_direct(request: LoadRequest, source: Source, route: Route, said: Said) 
         return _torch_instead(str(exc))
     folder = conversion_cache.entry_dir(path) if request.use_cache else None
     report(LoadProgress("tokenizer", 0.05, "reading the tokenizer"))
-    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), said.notes)
+    shared = conversion_cache.tokenizer_dir(index.tokenizer_key()) if folder is not None else None
+    template = index.values.get("tokenizer.chat_template")
+    tokenizer = direct.tokenizer_of(path, folder if folder is not None else _scratch(), said.notes, shared,
+                                    template if isinstance(template, str) else None)
     key = machine_profile.key_of_fingerprint(direct.fingerprint(path), request.device, request.requested,
-                                             request.kernels)
+                                             request.kernels, draft=request.draft)
     stored = machine_profile.read(key) if request.use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=request.remeasure)
     report(LoadProgress("weights", 0.2, f"reading {path.name}'s blocks"))
@@ -77,13 +81,17 @@ def _digits(native: Any, request: LoadRequest, source: Source, parameters: int,
     """The native choice for a direct load: its activation digits chosen against transformers' float32 model
     where the file is small enough to hold one, else two digits with each matrix checked against gguf's own
     dequantiser (gguf_model.check_rows). Where no variant passes the quality gate and native was not asked
-    for: why, in one line."""
+    for: why, in one line. A draft: the fastest digits, no reference and no quality pass (DRAFT_DIGITS)."""
     from app.native import direct, quality
     from app.native.backend import NativeBackend
     from app.native.build import assemble
+    from app.native.descriptor import FASTEST_DIGITS
 
     path = source.path
     label = f"native: {path.name}'s own blocks, read by the kernel"
+    if request.draft:
+        return torch_path.PathChoice(replace(torch_path.NATIVE, digits=FASTEST_DIGITS.code), {}, False,
+                                     f"{label}; {DRAFT_DIGITS}")
     known = None if request.remeasure else quality.MEASURED.get(direct.fingerprint(path))
     if known is not None:  # this very file was measured on every held-out token
         return torch_path.PathChoice(replace(torch_path.NATIVE, digits=known.digits.code), {}, False,

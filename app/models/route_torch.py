@@ -13,7 +13,7 @@ from app.errors import UnsupportedArchitecture
 from app.machine import cost_cache, threads, torch_path
 from app.machine import profile as machine_profile
 from app.models.locate import Source
-from app.models.plan import Loaded, LoadRequest, Route, Said
+from app.models.plan import DRAFT_DIGITS, Loaded, LoadRequest, Route, Said
 from app.models.progress import LoadProgress, ProgressCallback
 from app.models.transformers_load import load_folder, load_gguf
 
@@ -45,7 +45,7 @@ def _measure_cpu(model: Any, tokenizer: Any, request: LoadRequest, name: str,
     if asked == "native":
         _require_native(model, dev, requested)
     fingerprint = cost_cache.model_fingerprint(model)  # of the weights as loaded, before a path converts them
-    key = machine_profile.key_of_fingerprint(fingerprint, dev, requested, asked)
+    key = machine_profile.key_of_fingerprint(fingerprint, dev, requested, asked, draft=request.draft)
     stored = machine_profile.read(key) if request.use_cache else None
     reuse = machine_profile.Reuse(stored, remeasure=request.remeasure)
     path = chosen = None
@@ -59,7 +59,8 @@ def _measure_cpu(model: Any, tokenizer: Any, request: LoadRequest, name: str,
             path = torch_path.choose_path(model, requested, known=reuse.part("kernels"), native=native_ok)
         native = None
         if path.path.native:
-            path, native = native_path(model, tokenizer, path, requested, forced=asked == "native", report=report)
+            path, native = native_path(model, tokenizer, path, requested, forced=asked == "native", report=report,
+                                       draft=request.draft)
         report(LoadProgress("kernels", 0.97, "timing decode steps at each CPU thread count"))
         # Timed on the path that runs: apply_path converts in place, so the choice is applied first.
         model = native if native is not None else torch_path.apply_path(model, path.path)
@@ -82,17 +83,18 @@ def _require_native(model: Any, dev: torch.device, requested: torch.dtype | None
 
 
 def native_path(model: Any, tokenizer: Any, path: torch_path.PathChoice, requested: torch.dtype | None, *,
-                forced: bool, report: ProgressCallback) -> tuple[torch_path.PathChoice, Any]:
+                forced: bool, report: ProgressCallback, draft: bool = False) -> tuple[torch_path.PathChoice, Any]:
     """(the native choice with its measured quality and activation digits, the native model) or, where the
     kernel does not run the model or (not forced) no variant passes the quality gate, (the fastest torch path,
-    None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py)."""
+    None). A cached choice keeps its digits; a new one measures each matrix role's sensitivity (quality.py), except
+    a draft's: the fastest digits, no quality pass (its precision changes only how often its tokens are accepted)."""
     from app.native import quality
     from app.native.backend import NativeBackend
     from app.native.build import assemble
-    from app.native.descriptor import Digits, Unfit
+    from app.native.descriptor import FASTEST_DIGITS, Digits, Unfit
     from app.native.model import from_transformers
 
-    digits = Digits.of_code(path.path.digits)
+    digits = FASTEST_DIGITS if draft and not path.cached else Digits.of_code(path.path.digits)
     try:
         native = from_transformers(model, digits=digits)
     except Unfit as exc:
@@ -102,6 +104,8 @@ def native_path(model: Any, tokenizer: Any, path: torch_path.PathChoice, request
         return replace(fallback, reason=f"{fallback.reason}; native left out: {exc}"), None
     if path.cached:
         return path, native  # its quality was measured when it was chosen, and is in its reason
+    if draft:
+        return replace(path, path=replace(path.path, digits=digits.code), reason=f"{path.reason}; {DRAFT_DIGITS}"), native
     report(LoadProgress("kernels", 0.96, "measuring the native path's quality against fp32"))
     weights = native.cache_backend.weights
     chosen, _ = quality.choose_digits(lambda d: NativeBackend(assemble(model.config, weights.parts, weights.build, d)),

@@ -87,6 +87,13 @@ def entry_dir(gguf: Path) -> Path:
     return user_cache_dir() / "converted" / f"{gguf.stem}-{fingerprint(gguf)}"
 
 
+def tokenizer_dir(key: str) -> Path:
+    """The converted tokenizer of every GGUF whose tokenizer fields hash to `key` (GgufIndex.tokenizer_key)."""
+    import transformers
+
+    return user_cache_dir() / "tokenizers" / f"{key}-transformers-{transformers.__version__}"
+
+
 def lookup(gguf: Path) -> Path | None:
     """The converted folder for this exact file, if a complete one exists."""
     folder = entry_dir(gguf)

@@ -39,20 +39,34 @@ def read(gguf: Path) -> tuple[GgufIndex, object]:
     return index, config
 
 
-def tokenizer_of(gguf: Path, folder: Path, notes: list[str] | None = None):
+def tokenizer_of(gguf: Path, folder: Path, notes: list[str] | None = None, shared: Path | None = None,
+                 chat_template: str | None = None):
     """The file's tokenizer: kept in its folder after the first conversion (transformers reads the GGUF's
-    vocabulary in seconds; the kept files in milliseconds)."""
+    vocabulary in seconds, tens of them for a 150k vocabulary on a loaded CPU; the kept files in milliseconds).
+    shared: the folder of every file whose tokenizer fields are this one's (GgufIndex.tokenizer_key), so a draft
+    of its target's family converts nothing the target's first load converted; the key leaves the chat template
+    out, so a tokenizer read from `shared` takes this file's own (chat_template: its tokenizer.chat_template)."""
     from transformers import AutoTokenizer
 
-    if (folder / "tokenizer_config.json").is_file():
+    for kept in (folder, shared):
+        if kept is None or not (kept / "tokenizer_config.json").is_file():
+            continue
         try:
-            return AutoTokenizer.from_pretrained(folder)
+            tokenizer = AutoTokenizer.from_pretrained(kept)
         except Exception:  # noqa: BLE001  kept files of any damage: converted again below, and said
             if notes is not None:
                 notes.append(f"the kept tokenizer of {gguf.name} was unreadable: converted again from the file")
+            continue
+        if kept is shared:
+            tokenizer.chat_template = chat_template
+            with contextlib.suppress(OSError):
+                tokenizer.save_pretrained(folder)
+        return tokenizer
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    with contextlib.suppress(OSError):  # a read-only cache only means converting again next time
-        tokenizer.save_pretrained(folder)
+    for kept in (folder, shared):
+        if kept is not None:
+            with contextlib.suppress(OSError):  # a read-only cache only means converting again next time
+                tokenizer.save_pretrained(kept)
     return tokenizer
 
 

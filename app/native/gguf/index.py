@@ -11,6 +11,7 @@ Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md (version 2 and
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import mmap
 import os
 import struct
@@ -73,6 +74,9 @@ class TensorInfo:
         return self.elements // values * size
 
 
+CHAT_TEMPLATE = "tokenizer.chat_template"
+
+
 class GgufIndex:
     """The tensors (`tensors`: name -> TensorInfo) and the scalar and string metadata (`values`: key -> value)
     of a GGUF file, or of its bytes (then `name` labels it in messages). Arrays are skipped: `array_lengths`
@@ -88,8 +92,18 @@ class GgufIndex:
             buffer = _map(self.path)
         header = _Header(buffer, self.name)
         self.values, self.array_lengths, self.tensors = header.values, header.array_lengths, header.tensors
+        self.tokenizer_spans = header.tokenizer_spans
         self._data = np.frombuffer(buffer, dtype=np.uint8)
         self._map = buffer if isinstance(buffer, mmap.mmap) else None
+
+    def tokenizer_key(self) -> str:
+        """A hash of the fields transformers converts the tokenizer from (tokenizer.* and the architecture, which
+        picks its converter), but the chat template (a string kept in `values`, set on the tokenizer by its
+        reader): two files that share it share their converted tokenizer (a draft and its target)."""
+        digest = hashlib.sha256()
+        for start, end in self.tokenizer_spans:
+            digest.update(self._data[start:end].tobytes())
+        return digest.hexdigest()[:32]
 
     def release(self, name: str) -> None:
         """Hand the tensor's pages back to the system once its bytes were copied (they are the file's: the next
@@ -151,7 +165,9 @@ class _Header:
         self.array_lengths: dict[str, int] = {}
         alignment = 32
         keys: set[str] = set()
+        self.tokenizer_spans: list[tuple[int, int]] = []  # bytes of general.architecture and tokenizer.* fields
         for i in range(fields):
+            field_start = self.at
             key = self.string(f"metadata key {i}", strict=True)
             if key in keys:
                 self.fail(f"metadata key {_shown(key)} appears twice")
@@ -172,6 +188,8 @@ class _Header:
                 self.array_lengths[key] = self.skip_array(_shown(key))
             else:
                 self.fail(f"metadata {_shown(key)} has unknown value type {kind}")
+            if (key.startswith("tokenizer.") or key == "general.architecture") and key != CHAT_TEMPLATE:
+                self.tokenizer_spans.append((field_start, self.at))
         infos = [self.tensor_info(i) for i in range(tensors)]
         start = -(-self.at // alignment) * alignment
         self.tensors: dict[str, TensorInfo] = {}
