@@ -10,6 +10,7 @@ from app.bench.suite import run_setting, summarize_setting
 from app.cli import main
 from app.drafting.tree_probe import verify_tokens
 from app.engine import DecodeParams
+from app.engine.policy import AUTO_GAMMA_MAX
 
 ROW_KEYS = {
     "config", "engine", "mode", "tokens_per_second", "new_tokens", "speedup", "alpha", "rounds",
@@ -168,7 +169,7 @@ def test_auto_and_hf_defaults_rows(tiny_pair, tiny_suite):
         pair.selection = None
     rows = {row["config"]: row for row in summary["configs"]}
     auto = rows["SpecLens auto (default)"]
-    assert auto["gammas"] and all(1 <= int(g) <= 8 for g in auto["gammas"])
+    assert auto["gammas"] and all(1 <= int(g) <= AUTO_GAMMA_MAX for g in auto["gammas"])
     assert sum(auto["gammas"].values()) == auto["rounds"]
     assert len(auto["per_position_acceptance"]) == max(int(g) for g in auto["gammas"])
     assert summary["ratios"]["speclens_auto_over_best_hf"] > 0
