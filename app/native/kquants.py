@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.native import records as layouts
+from app.native.panels import chunked_records, in_panels
 from app.native.records import PANEL, Q4_K, Q5_K, Q6_K, SUPER, field
 
 NAMES = {kind: layouts.NAMES[kind] for kind in (Q4_K, Q5_K, Q6_K)}
@@ -61,13 +62,6 @@ def unpack(kind: int, raw: np.ndarray) -> dict[str, np.ndarray]:
             "mn": mn}
 
 
-def _panels(x: np.ndarray, rows: int) -> np.ndarray:
-    """[N, ...] -> [P, 16, ...], the rows padded with zeros to whole panels."""
-    pad = -rows % PANEL
-    if pad:
-        x = np.concatenate([x, np.zeros((pad, *x.shape[1:]), x.dtype)])
-    return x.reshape(-1, PANEL, *x.shape[1:])
-
 
 def _nibbles(q: np.ndarray) -> np.ndarray:
     """codes [P, 16, units, 8, 32] -> [P, units, 8, 256]: each block as Q4_1's nibble bytes (low nibbles)."""
@@ -88,33 +82,26 @@ CHUNK_ROWS = 1024  # rows unpacked at a time: the unpacking's arrays (a byte a w
 
 
 def records(kind: int, raw: np.ndarray, rows_order: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """(records [P, units, record bytes] uint8, rows) of a GGUF tensor's K blocks [N, bytes per row], made
-    CHUNK_ROWS rows at a time into one array (a load's memory: the records, the file's pages, one chunk)."""
-    rows = raw.shape[0] if rows_order is None else len(rows_order)
-    units = raw.shape[1] // FILE_BYTES[kind]
-    out = np.empty((-(-rows // PANEL), units, RECORD_BYTES[kind]), np.uint8)
-    for start in range(0, rows, CHUNK_ROWS):
-        stop = min(rows, start + CHUNK_ROWS)
-        picked = raw[start:stop] if rows_order is None else raw[rows_order[start:stop]]
-        out[start // PANEL : -(-stop // PANEL)] = _records(kind, picked)
-    return out, rows
+    """(records [P, units, record bytes] uint8, rows) of a GGUF tensor's K blocks [N, bytes per row], CHUNK_ROWS rows
+    at a time (panels.chunked_records)."""
+    return chunked_records(kind, raw, rows_order, FILE_BYTES[kind], CHUNK_ROWS, _records)
 
 
 def _records(kind: int, raw: np.ndarray) -> np.ndarray:
     """records [P, units, record bytes] of K blocks [N, bytes per row] (rows padded to whole panels)."""
     fields = unpack(kind, raw)
     rows, units = fields["q"].shape[:2]
-    q = _panels(fields["q"], rows).reshape(-1, PANEL, units, 8, 32)  # [P, c, u, s, 32]
+    q = in_panels(fields["q"], rows).reshape(-1, PANEL, units, 8, 32)  # [P, c, u, s, 32]
     p = q.shape[0]
     parts = {"nibbles": _nibbles(q)}
     if kind == Q5_K:
         parts["bit4"] = _masks(q, 4)
     if kind == Q6_K:
         parts["bits"] = np.stack([_masks(q, 4), _masks(q, 5)], axis=3)  # [s][plane][g]
-        parts["scale"] = _panels(fields["sc"], rows).transpose(0, 2, 3, 1).view(np.uint8)  # [P, u, 16 sub16, c]
+        parts["scale"] = in_panels(fields["sc"], rows).transpose(0, 2, 3, 1).view(np.uint8)  # [P, u, 16 sub16, c]
         parts["d"] = _fp16(fields["d"], rows)
     else:
-        parts["scale"], parts["min"] = (_panels(fields[name], rows).transpose(0, 2, 3, 1) for name in ("sc", "mn"))  # [P, u, s, c]
+        parts["scale"], parts["min"] = (in_panels(fields[name], rows).transpose(0, 2, 3, 1) for name in ("sc", "mn"))  # [P, u, s, c]
         parts["d"], parts["dmin"] = _fp16(fields["d"], rows), _fp16(fields["dmin"], rows)
     data = np.empty((p, units, RECORD_BYTES[kind]), np.uint8)
     assert set(parts) == set(layouts.LAYOUTS[NAMES[kind]]["fields"]), (kind, set(parts))
@@ -125,7 +112,7 @@ def _records(kind: int, raw: np.ndarray) -> np.ndarray:
 
 def _fp16(bits: np.ndarray, rows: int) -> np.ndarray:
     """float16 bits [N, units] -> [P, units, 32] bytes: the 16 channels' values of each unit."""
-    x = _panels(bits, rows).transpose(0, 2, 1)  # [P, u, c]
+    x = in_panels(bits, rows).transpose(0, 2, 1)  # [P, u, c]
     return np.ascontiguousarray(x).view(np.uint8).reshape(x.shape[0], x.shape[1], 2 * PANEL)
 
 

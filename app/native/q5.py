@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.native import records as layouts
+from app.native.panels import chunked_records, in_panels
 from app.native.records import BLOCK, PANEL, Q4_0, Q5_0, Q5_1, field
 
 NAMES = {kind: layouts.NAMES[kind] for kind in (Q4_0, Q5_0, Q5_1)}
@@ -38,31 +39,17 @@ def unpack(kind: int, raw: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
-def _panels(x: np.ndarray, rows: int) -> np.ndarray:
-    """[N, ...] -> [P, 16, ...], the rows padded with zeros to whole panels."""
-    pad = -rows % PANEL
-    if pad:
-        x = np.concatenate([x, np.zeros((pad, *x.shape[1:]), x.dtype)])
-    return x.reshape(-1, PANEL, *x.shape[1:])
-
 
 def records(kind: int, raw: np.ndarray, rows_order: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """(records [P, kb, record bytes] uint8, rows) of a GGUF tensor's blocks [N, bytes per row], CHUNK_ROWS rows
-    at a time into one array the file's size."""
-    rows = raw.shape[0] if rows_order is None else len(rows_order)
-    kb = raw.shape[1] // FILE_BYTES[kind]
-    out = np.empty((-(-rows // PANEL), kb, RECORD_BYTES[kind]), np.uint8)
-    for start in range(0, rows, CHUNK_ROWS):
-        stop = min(rows, start + CHUNK_ROWS)
-        picked = raw[start:stop] if rows_order is None else raw[rows_order[start:stop]]
-        out[start // PANEL : -(-stop // PANEL)] = _records(kind, picked)
-    return out, rows
+    """(records [P, units, record bytes] uint8, rows) of a GGUF tensor's blocks [N, bytes per row], CHUNK_ROWS rows
+    at a time (panels.chunked_records)."""
+    return chunked_records(kind, raw, rows_order, FILE_BYTES[kind], CHUNK_ROWS, _records)
 
 
 def _records(kind: int, raw: np.ndarray) -> np.ndarray:
     fields = unpack(kind, raw)
     rows, kb = fields["q"].shape[:2]
-    q = _panels(fields["q"], rows)  # [P, c, kb, 32]
+    q = in_panels(fields["q"], rows)  # [P, c, kb, 32]
     p = q.shape[0]
     low = q & 0x0F
     byte = (low[..., :16] | (low[..., 16:] << 4)).reshape(p, PANEL, kb, 4, 4)  # [P, c, kb, j, i]
@@ -71,7 +58,7 @@ def _records(kind: int, raw: np.ndarray) -> np.ndarray:
         bits = ((q >> 4) & 1).reshape(p, PANEL, kb, 8, 4).transpose(0, 2, 3, 1, 4).reshape(p, kb, 8, 64)
         parts["bit4"] = np.packbits(bits, axis=-1, bitorder="little")
     for name in ("d", "m") if kind == Q5_1 else ("d",):
-        x = np.ascontiguousarray(_panels(fields[name], rows).transpose(0, 2, 1))  # [P, kb, c]
+        x = np.ascontiguousarray(in_panels(fields[name], rows).transpose(0, 2, 1))  # [P, kb, c]
         parts[name] = x.view(np.uint8)
     data = np.empty((p, kb, RECORD_BYTES[kind]), np.uint8)
     assert set(parts) == set(layouts.LAYOUTS[NAMES[kind]]["fields"]), (kind, set(parts))
