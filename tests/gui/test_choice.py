@@ -20,7 +20,7 @@ def test_nothing_faster_runs_target_only_and_says_why(qtbot, auto_rig):
 
 
 def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_rig, monkeypatch):
-    from app.engine.policy import switch
+    from app.engine.policy import AUTO_GAMMA_MAX, switch
 
     monkeypatch.setattr(switch, "RECHECK_ROUNDS", 10**9)  # the live fallbacks are tested on their own below
     monkeypatch.setattr(switch, "MEASURED_FLOOR", 0.0)
@@ -32,7 +32,7 @@ def test_auto_gamma_is_fed_live_and_a_hand_set_gamma_wins(qtbot, auto_rig, monke
     win.controls.max_new.setValue(40)
     send(qtbot, win, "say it again. say it again. say it")
     assert win.model.auto.rounds == len(win.recorder.rounds) - 1  # every round but the prefill one
-    assert all(1 <= r.gamma <= 8 for r in win.recorder.rounds)
+    assert all(1 <= r.gamma <= AUTO_GAMMA_MAX for r in win.recorder.rounds)
     win.recorder.reset()
     win.controls.gamma.setValue(3)
     send(qtbot, win, "again")

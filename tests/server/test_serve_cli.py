@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,6 +40,9 @@ def test_serve_command_serves_and_stops_on_ctrl_c(tiny_pair_dirs, tmp_path):
             found = re.search(r" at (http://127\.0\.0\.1:\d+)/v1 ", line)
             url = found.group(1) if found else None
         assert url, "".join(lines)
+        # Keep reading its log: a pipe nobody drains fills, and a process writing to a full pipe never exits.
+        drain = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+        drain.start()
         import openai
 
         c = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=60)
@@ -46,7 +50,11 @@ def test_serve_command_serves_and_stops_on_ctrl_c(tiny_pair_dirs, tmp_path):
         r = c.chat.completions.create(model=model, messages=[{"role": "user", "content": "hi"}])
         assert r.usage.completion_tokens <= 12 and r.usage.model_extra["speclens"]["drafter"] == "draft"
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 0
+        try:
+            code = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            code = None
+        assert code == 0, f"exit {code} 30 s after Ctrl-C; its log:\n" + "".join(lines[-40:])
     finally:
         if proc.poll() is None:
             proc.kill()
