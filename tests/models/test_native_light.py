@@ -18,8 +18,9 @@ import torch
 from app.engine import DecodeParams, generate
 from app.native import active_build
 
+# One worker: `loads` (a re-measured load, ~45 s) is made once for the module, not once in each worker.
 pytestmark = [pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here"),
-              pytest.mark.slow]
+              pytest.mark.slow, pytest.mark.xdist_group("native-light")]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,19 +5,13 @@ Slow (a PyInstaller build takes minutes): deselect with `-m "not slow"` while it
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import os
-import platform
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD_TIMEOUT_S = 1200
 SELFTEST_TIMEOUT_S = 600
 
 pytestmark = pytest.mark.slow
@@ -27,50 +21,16 @@ def listing(folder: Path) -> dict[str, float]:
     return {str(p.relative_to(folder)): p.stat().st_mtime for p in folder.rglob("*")}
 
 
-def build_key() -> str:
-    """Everything that goes into the bundle: the tracked sources, packaging and resources by content, the native
-    builds beside them, the interpreter and every installed distribution's version. Equal keys, equal bundles."""
-    h = hashlib.sha256(f"{sys.version} {platform.platform()}".encode())
-    tracked = subprocess.run(["git", "ls-files", "-z", "app", "packaging", "resources", "setup.py", "pyproject.toml"],
-                             cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
-    built = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.so"))
-    for name in sorted(filter(None, tracked)) + built:
-        path = ROOT / name
-        if path.is_file():
-            h.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()):
-        h.update(dist.encode())
-    return h.hexdigest()[:20]
-
-
 @pytest.fixture(scope="module")
-def frozen_app(tmp_path_factory) -> Path:
-    """Built once for these sources: kept under the user's cache by build_key(), so a rerun of the suite on the
-    same sources and packages tests the bundle it built before instead of spending minutes making it again (a
-    change to any source, resource or package builds anew; the two newest are kept).
-    SPECLENS_FROZEN_APP=dist/SpecLens tests an existing build instead."""
+def frozen_app() -> Path:
+    """Built once for these sources and kept under the user's cache by its key (frozen_cache.py), or the build
+    the README's test command started in the background, waited for. SPECLENS_FROZEN_APP=dist/SpecLens tests
+    an existing build instead."""
     if prebuilt := os.environ.get("SPECLENS_FROZEN_APP"):
         return Path(prebuilt).resolve()
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "speclens-tests" / "frozen"
-    done = cache / build_key()
-    if (done / "complete").is_file():
-        os.utime(done)
-        return done / "dist" / "SpecLens"
-    out = tmp_path_factory.mktemp("frozen")
-    subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "build.py"), "--dist", str(out / "dist"), "--work", str(out / "work")],
-        cwd=ROOT, check=True, timeout=BUILD_TIMEOUT_S,
-    )
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = cache / f".{done.name}.{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.move(str(out / "dist"), str(staging / "dist"))
-    (staging / "complete").write_text("built\n")
-    shutil.rmtree(done, ignore_errors=True)
-    staging.rename(done)
-    for old in sorted((p for p in cache.iterdir() if p.is_dir() and p != done), key=lambda p: p.stat().st_mtime)[:-1]:
-        shutil.rmtree(old, ignore_errors=True)  # the newest other build stays, for a branch switched back
-    return done / "dist" / "SpecLens"
+    from frozen_cache import frozen_app as cached  # this folder is on sys.path (pytest, rootdir imports)
+
+    return cached()
 
 
 def clean_env(home: Path) -> dict[str, str]:
