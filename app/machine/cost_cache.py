@@ -26,8 +26,9 @@ CACHE_NAME = "drafter-costs.json"
 # 9: a bf16 path is kept only where a twin of the whole model passes the row probe (row_probe.py);
 # 10: auto offers the native C model beside torch's paths (a forced native choice has a key of its own);
 # 11: a feature draft beside a native target runs on the native kernel (its c fell about threefold), and a
-# drafter has a per-round cost c_round beside c.
-CACHE_FORMAT = 11
+# drafter has a per-round cost c_round beside c; 12: α probed on a code request beside the chat, 32 tokens each
+# (a coder pair's α was read from 16 tokens of prose).
+CACHE_FORMAT = 12
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 
 
