@@ -147,7 +147,7 @@ def test_static_path_matches_exact_joint(vocab8_pair):
     target, draft = vocab8_pair
     params = DecodeParams(gamma=3, temperature=1.0)
     static = StaticDecoder(target, min_capacity=16)
-    counts = sampled_joint(target, ModelDrafter(draft), [3], params, 8, samples=10_000, static=static)
+    counts = sampled_joint(target, ModelDrafter(draft), [3], params, 8, samples=6_000, static=static)
     pvalue = chi_square_p(counts, exact_joint(target, [3], params, 8))
     print(f"static, model draft: chi-square p-value {pvalue:.4g}")
     assert pvalue > 1e-3

@@ -23,8 +23,9 @@ SUBSET = torch.tensor([0, 2, 3, 5, 6])  # 1, 4 and 7 only through the residual
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
 P_CAUGHT = 1e-6  # planted bugs must be rejected far beyond chance
 
+# γ 3 only: the subset changes q alone, and a γ-3 round's first position is a γ-1 round (the bonus, from p, is
+# the same code with or without a subset: tests/engine/test_joint_distribution.py).
 CASES = {
-    "gamma1-T1": DecodeParams(gamma=1, temperature=1.0),
     "gamma3-T1": DecodeParams(gamma=3, temperature=1.0),
     "gamma3-T0.6-top-k3-top-p0.9": DecodeParams(gamma=3, temperature=0.6, top_k=3, top_p=0.9),
 }

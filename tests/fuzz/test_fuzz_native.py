@@ -26,12 +26,12 @@ def test_the_native_fuzzer_finds_nothing(tmp_path):
     pytest.importorskip("atheris")
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    guided = subprocess.run([sys.executable, str(HARNESS), "-max_total_time=15", str(corpus)],
+    guided = subprocess.run([sys.executable, str(HARNESS), "-max_total_time=10", str(corpus)],
                             capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(sanitized.ROOT)))
     assert guided.returncode == 0, guided.stderr[-4000:]
     assert "Done" in guided.stderr and any(corpus.iterdir())
     modules = sanitized.build_cached(cc)
-    for args in (["-runs=0"], ["-max_total_time=10"]):  # the corpus once, then mutations of it
+    for args in (["-runs=0"], ["-max_total_time=6"]):  # the corpus once, then mutations of it
         run = sanitized.run(cc, modules, HARNESS, *args, str(corpus), timeout=180)
         assert run.returncode == 0, run.stderr[-4000:]
         assert "Done" in run.stderr
