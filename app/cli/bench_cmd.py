@@ -191,7 +191,18 @@ def _check_docs(args: argparse.Namespace) -> None:
     if other:
         raise UsageError(f"--docs takes the comparison's table; it does not apply to {other[0]}")
     args.docs_command = command_line(args)
-    docs_table.check_page(Path(args.docs).expanduser(), docs_table.machine_class().slug)
+    docs_table.check_page(Path(args.docs).expanduser(), docs_machine(args).slug)
+
+
+def docs_machine(args: argparse.Namespace):
+    """The page's class for this run: the machine's, and for --pair a class of its own beside it (the pair's
+    table must not replace the embedded model's)."""
+    from dataclasses import replace
+
+    from app.bench import docs_table
+
+    machine = docs_table.machine_class()
+    return replace(machine, slug=f"{machine.slug}-{args.pair}") if getattr(args, "pair", None) else machine
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -447,7 +458,8 @@ def _measure(args: argparse.Namespace, pair, prompts, settings: list, choice: di
     result["meta"]["load_average"] = {"before": load_before, "after": os.getloadavg()}
     write_result(Path(args.out).expanduser(), result, markdown(result), _log)
     if args.docs is not None:
-        write_docs(result, Path(args.docs).expanduser(), getattr(args, "docs_command", None) or command_line(args))
+        write_docs(result, Path(args.docs).expanduser(), getattr(args, "docs_command", None) or command_line(args),
+                   machine=docs_machine(args))
 
 
 def write_docs(result: dict, doc: Path, command: str, **kwargs) -> Path:

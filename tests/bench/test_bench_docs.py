@@ -122,6 +122,16 @@ def test_the_command_line_names_what_was_asked(tmp_path):
                                   "--temperature 0 --repeats 2")
 
 
+def test_a_pair_run_has_a_table_of_its_own_beside_the_machine_s():
+    from app.cli import build_parser
+    from app.cli.bench_cmd import docs_machine
+
+    plain = build_parser().parse_args(["bench", "--docs"])
+    pair = build_parser().parse_args(["bench", "--pair", "--docs"])
+    assert docs_machine(plain).slug == machine_class().slug
+    assert docs_machine(pair).slug == f"{machine_class().slug}-qwen-coder"
+
+
 @pytest.mark.parametrize(("cpuinfo", "slug"), [
     ("vendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Platinum 8581C\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n",
      "intel-amx"),
@@ -136,7 +146,7 @@ def test_machine_class_is_vendor_and_amx(cpuinfo, slug):
 
 def test_the_benchmark_page_holds_a_block_per_documented_class():
     text = (ROOT / "docs" / "benchmark.md").read_text()
-    for slug in ("amd-no-amx", "intel-amx", "intel-no-amx"):
+    for slug in ("amd-no-amx", "intel-amx", "intel-no-amx", "amd-no-amx-qwen-coder"):
         docs_table.check_page(ROOT / "docs" / "benchmark.md", slug)
         block = text.split(f"<!-- bench:begin {slug} -->")[1].split(f"<!-- bench:end {slug} -->")[0]
         link = block.split("](bench-runs/")[1].split(")")[0]
