@@ -96,18 +96,22 @@ def _interpolate(points: list[tuple[int, float]], n: int) -> float:
 
 def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, verify: VerifyCosts,
           info=None) -> DrafterProfile:
-    """c, α and coverage of one drafter from two short greedy runs of the real loop (the chat probe `ids` and
-    a code request; prefill rounds excluded), and its per-round cost c_round from a second run at γ 1 (a round's first token may cost more than the
+    """c, α and coverage of one drafter from two short greedy runs of the real loop (prefill rounds excluded):
+    the chat probe `ids`, at a chat's depth, for c (drafter costs grow with context), and a code request on its
+    own, for α beside the chat's (a second long prefill of both models would cost seconds and α does not need
+    it); and its per-round cost c_round from a third run at γ 1 (a round's first token may cost more than the
     others: a draft whose weights the target's pass evicts reads them again then).
     info: the drafter's TrainedDraftInfo, whose report measured α on far more tokens than this probe."""
     params = DecodeParams(gamma=PROBE_GAMMA, temperature=0.0, max_new_tokens=PROBE_TOKENS, seed=0)
-    rounds = [r for chat in (ids, _code_ids(target))
-              for r in generate(target.model, chat, drafter, params, vocab_size=target.vocab_size).rounds[1:]]
+    chat, code = ([r for r in generate(target.model, prompt, drafter, params, vocab_size=target.vocab_size).rounds[1:]]
+                  for prompt in (ids, target.encode_chat(PROBE_CODE)))
+    rounds = chat + code
     drafted = [r for r in rounds if r.drafted]
     tested = sum(min(r.drafted, r.accepted + 1) for r in drafted)
     accepted = sum(r.accepted for r in drafted)
-    # Uncontended costs on both sides: the fastest drafted token against the fastest target step.
-    c = min(r.draft_time / r.drafted for r in drafted) / verify.step if drafted else 0.0
+    # Uncontended costs on both sides: the fastest drafted token at the chat's depth against the fastest step.
+    timed = [r for r in chat if r.drafted] or drafted
+    c = min(r.draft_time / r.drafted for r in timed) / verify.step if drafted else 0.0
     c_round = _round_cost(target, drafter, ids, c * verify.step) / verify.step if drafted else 0.0
     alpha = accepted / tested if tested else 0.0
     per_position: tuple[float, ...] = ()
@@ -119,16 +123,6 @@ def probe(target: LoadedModel, drafter: Drafter, spec: str, ids: torch.Tensor, v
         per_position = tuple(a for a in greedy.get("per_position_acceptance", []) if a is not None)
     coverage = len(drafted) / len(rounds) if rounds else 0.0
     return DrafterProfile(spec, label, c, alpha, per_position, coverage, c_round=c_round)
-
-
-def _code_ids(target: LoadedModel) -> torch.Tensor:
-    """The code request as the chat probe's next question (so both run at a chat's depth), or alone where the
-    model's context is too short for that."""
-    code = target.encode_chat([*PROBE_LONG[:2], *PROBE_CODE])
-    limit = context_limit(target.model)
-    if limit is not None and len(code) + PROBE_TOKENS + PROBE_GAMMA + 1 > limit:
-        return target.encode_chat(PROBE_CODE)
-    return code
 
 
 def _round_cost(target: LoadedModel, drafter: Drafter, ids: torch.Tensor, token_s: float) -> float:
