@@ -58,12 +58,13 @@ def pytest_collection_modifyitems(config, items):
     once, and starts first: it is the longest single piece of work, so it must not end the run alone. The
     embedded model (a session fixture) loads once in each worker that needs it, a few seconds from its cache,
     so its tests spread over the workers instead of queueing in one."""
-    for item in items:
-        if item.path.name == "test_frozen_build.py":
-            item.add_marker(pytest.mark.xdist_group("frozen-build"))
-    # Where the README's test command is building it in the background (frozen_cache.py), last instead: its
-    # tests then find the build done, or wait for less of it.
+    # Where the README's test command is building it in the background (frozen_cache.py), last instead, and
+    # not as a group: xdist hands out groups first, largest first, so a group would sit waiting for the build
+    # at the start. Each test alone is queued in this order, and the cache's lock and key keep it one build.
     last = bool(os.environ.get("SPECLENS_FROZEN_PREBUILD"))
+    for item in items:
+        if item.path.name == "test_frozen_build.py" and not last:
+            item.add_marker(pytest.mark.xdist_group("frozen-build"))
     items.sort(key=lambda item: (item.path.name == "test_frozen_build.py") == last)
 
 

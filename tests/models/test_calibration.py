@@ -85,6 +85,22 @@ def test_the_slow_drafter_is_never_picked(target, monkeypatch):
     assert sel.auto_gamma() is not None and sel.auto_gamma().gamma() == sel.choice.gamma
 
 
+@pytest.mark.parametrize(("scale", "per_round"), [(1, True), (1 / 500, False)])
+def test_per_round_lookup_is_dropped_where_matching_costs_more_than_its_matches_win(target, monkeypatch, scale,
+                                                                                   per_round):
+    """Lookup whose chain does not pay (under MARGIN) but whose full matches do: run per round beside a 50 ms
+    target step; beside
+    a 0.1 ms one, finding each round's match costs more than its matches win back, and auto runs target-only."""
+    _inject_profiles(monkeypatch, {"self": DrafterProfile("self", "bf16 self-draft", 1.05, 0.98),
+                                   "prompt-lookup": DrafterProfile("prompt-lookup", "prompt lookup", 0.001, 0.3,
+                                                                   coverage=0.2)})
+    monkeypatch.setattr(calibration, "measure_verify", lambda model, ids, n_max, **k: VerifyCosts(
+        _timed_to(n_max, tuple(s * scale for s in (0.050, 0.055, 0.0585, 0.063, 0.0665, 0.072, 0.078, 0.083, 0.089)))))
+    sel = select(target, AUTO, use_cache=False)
+    assert (sel.drafter is not None and sel.drafter.name == "suffix decoding") == per_round
+    assert per_round or sel.spec == "none", sel.choice.reason
+
+
 def test_nothing_faster_runs_target_only_and_says_why(target, monkeypatch):
     _inject(monkeypatch, {"self": (1.05, 0.98), "prompt-lookup": (0.001, 0.02)})
     sel = select(target, AUTO, use_cache=False)
