@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,7 +39,10 @@ def build_key() -> str:
         path = ROOT / name
         if path.is_file():
             h.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()):
+    # The interpreter's own packages, not whatever else is on sys.path: pytest puts the checkout there, whose
+    # speclens.egg-info (an editable install's) made the tests' key differ from the background build's.
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    for dist in sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)):
         h.update(dist.encode())
     return h.hexdigest()[:20]
 

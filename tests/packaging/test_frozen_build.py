@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,16 @@ def test_the_frozen_app_loads_every_usual_family(frozen_app, tmp_path):
     lines = [line for line in proc.stdout.splitlines() if line.startswith("model ")]
     assert [line.split(":")[0] for line in lines] == [f"model {name}" for name in sorted(FAMILIES)]
     assert all(line.endswith("outputs identical: yes") for line in lines)
+
+
+def test_the_background_build_and_the_tests_agree_on_its_key():
+    """setup.sh builds the app with `python tests/packaging/frozen_cache.py`; the tests look it up from inside
+    pytest, whose sys.path also holds the checkout (and an editable install's egg-info): one key for both, or the
+    tests build it a second time."""
+    from frozen_cache import build_key
+
+    script = ROOT / "tests" / "packaging" / "frozen_cache.py"
+    code = f"import runpy; print(runpy.run_path({str(script)!r}, run_name='key')['build_key']())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "tests" / "packaging", capture_output=True,
+                         text=True, timeout=120, check=True).stdout.strip()
+    assert out == build_key()
