@@ -21,6 +21,8 @@ if [ "$mode" = test ]; then
     mkdir -p build
     packaging/cross_tools.sh > build/cross-tools.log 2>&1 &
     cross=$!
+    # The kernel's sanitized builds (tests/native/sanitized.py: C sources and a compiler only) compile then too.
+    "${PYTHON:-python3}" tests/native/sanitized.py > build/sanitized-prebuild.log 2>&1 &
     trap 'kill $(jobs -p) 2>/dev/null || true' EXIT  # a failed step stops the downloads and the build
 fi
 stamp=$venv/.speclens-installed
