@@ -18,3 +18,14 @@ def vocab34_pair():
     """The character-vocabulary pair of tests/tiny_models (two layers, 256 positions)."""
     target = tiny_model()
     return target, noisy_copy(target, 1.5)
+
+
+@pytest.fixture
+def one_thread():
+    """The kernel's pool at one thread: on a shared 2-core machine two threads per ~10 µs pass only wait."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

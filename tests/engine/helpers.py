@@ -107,3 +107,12 @@ def reference(model, prompt: torch.Tensor, new_tokens: int, stop: int) -> list[i
 def greedy(model, prompt, drafter, gamma: int, new_tokens: int, stop: int) -> list[int]:
     params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=new_tokens, seed=0)
     return generate(model, prompt, drafter, params, stop_token_ids=(stop,)).token_ids
+
+
+def chat_greedy_pair(target, drafter, text: str = "abcabc", new_tokens: int = 24, gamma: int = 4):
+    """(target-only, speculative) greedy Results of a loaded target on one chat message, for tests that hold a
+    drafter's tokens equal to target-only's."""
+    ids = target.encode_chat([{"role": "user", "content": text}])
+    params = DecodeParams(gamma=gamma, temperature=0.0, max_new_tokens=new_tokens, seed=0)
+    common = dict(stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size)
+    return generate(target.model, ids, None, params, **common), generate(target.model, ids, drafter, params, **common)

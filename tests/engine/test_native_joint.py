@@ -20,7 +20,8 @@ from app.engine.tree_drafters import LookupTreeDrafter, ModelTreeDrafter, UnionT
 from app.native import active_build
 from engine.helpers import chi_square_p, sampled_joint
 
-pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
+pytestmark = [pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here"),
+              pytest.mark.usefixtures("one_thread")]
 
 VOCAB = 8
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
@@ -30,14 +31,6 @@ PARAMS = DecodeParams(gamma=3, temperature=1.0, top_k=6, top_p=0.9)
 SAMPLES = 1000  # a chain sample costs ~3 ms on one thread of a busy 2-core machine, a tree sample ~5 ms
 PLANTED_SAMPLES = 300  # the twins below give p = 0 (a zero-probability continuation) at 300 (measured)
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The kernel's pool at one thread: on a shared 2-core machine two threads per ~10 µs pass only wait."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

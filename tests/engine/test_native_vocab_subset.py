@@ -17,17 +17,11 @@ from engine.helpers import sampled_joint
 from engine.test_native_joint import PARAMS, PLANTED_SAMPLES, PROMPT, SAMPLES, VOCAB, native_joint, pvalues
 from engine.test_vocab_subset import P_CAUGHT, P_MIN, SUBSET, residual_inside
 
-pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
+pytestmark = [pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here"),
+              pytest.mark.usefixtures("one_thread")]
 
 EVEN = torch.tensor([1, *range(0, 34, 2)]).sort().values  # the tiny pair's stop token 1 and the even tokens
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def subset_drafter(draft, ids: torch.Tensor) -> ModelDrafter:

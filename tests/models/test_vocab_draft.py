@@ -8,10 +8,11 @@ from collections import Counter
 
 import pytest
 import torch
+from engine.helpers import chat_greedy_pair
 
 from app.drafting import registry, vocab_draft
 from app.drafting.drafts import make_drafter
-from app.engine import DecodeParams, ModelDrafter, generate
+from app.engine import ModelDrafter
 from app.models import load_model
 
 
@@ -50,11 +51,7 @@ def test_the_subset_draft_through_the_registry_equals_target_only(tiny_pair_dirs
                                                                 target.vocab_size)
     monkeypatch.setattr(vocab_draft, "measure_counts", lambda *a, **k: pytest.fail("the counts were not cached"))
     assert vocab_draft.target_counts(target) == counts
-    ids = target.encode_chat([{"role": "user", "content": "abcabc"}])
-    params = DecodeParams(gamma=4, temperature=0.0, max_new_tokens=24, seed=0)
-    common = dict(stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size)
-    expected = generate(target.model, ids, None, params, **common)
-    got = generate(target.model, ids, drafter, params, **common)
+    expected, got = chat_greedy_pair(target, drafter)
     assert got.token_ids == expected.token_ids and any(r.drafted for r in got.rounds)
 
 
@@ -104,10 +101,6 @@ def test_the_embedded_models_subset_self_draft_greedy_equals_target_only(default
     tokens outside S, so corrections outside it happen), on the path it loads on (native where built)."""
     target = default_target
     drafter = vocab_draft.over_subset(ModelDrafter(target.model), vocab_draft.subset_of(target, 4096, Counter()))
-    ids = target.encode_chat([{"role": "user", "content": "Name three primary colours."}])
-    params = DecodeParams(gamma=4, temperature=0.0, max_new_tokens=48, seed=0)
-    common = dict(stop_token_ids=target.stop_token_ids, vocab_size=target.vocab_size)
-    expected = generate(target.model, ids, None, params, **common).token_ids
-    got = generate(target.model, ids, drafter, params, **common)
-    assert set(expected) - set(drafter.vocab_ids.tolist())
-    assert got.token_ids == expected and any(r.accepted for r in got.rounds)
+    expected, got = chat_greedy_pair(target, drafter, "Name three primary colours.", new_tokens=48)
+    assert set(expected.token_ids) - set(drafter.vocab_ids.tolist())
+    assert got.token_ids == expected.token_ids and any(r.accepted for r in got.rounds)
