@@ -1,6 +1,6 @@
 """A launch whose cached profile chose the native path loads the light native model (native/light.py): no
-transformers model classes, no float32 matrices; the first load, timed on transformers' model, keeps its
-kernel weights in the same light model. Both must be one model: the same kernel weights (so the same
+transformers model classes, no float32 matrices; the first launch, which reads the GGUF's blocks and times the
+kernel, keeps its kernel weights for that light model. Both must be one model: the same kernel weights (so the same
 logits, bit for bit), the same float rows, fingerprints and rotary as transformers' (so the same profile and
 the same trained draft), and greedy speculation through them equal to target-only greedy. Planted twins: a
 record of another model, a safetensors copy whose q rows kept llama.cpp's order."""
@@ -18,7 +18,7 @@ import torch
 from app.engine import DecodeParams, generate
 from app.native import active_build
 
-# One worker: `loads` (a re-measured load, ~45 s) is made once for the module, not once in each worker.
+# One worker: `loads` (a first launch, ~5 s) is made once for the module, not once in each worker.
 pytestmark = [pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here"),
               pytest.mark.slow, pytest.mark.xdist_group("native-light")]
 
@@ -27,17 +27,27 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(autouse=True)
 def isolated_cache():
-    """The suite's own cache (conftest's SPECLENS_CACHE_DIR), not one per test: a light load is what a
-    cache holding the first load's conversion, profile and record gives."""
+    """The module's cache (first_launch_cache), not one per test (tests/models/conftest.py)."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def first_launch_cache(tmp_path_factory):
+    """One cache for the module, empty at its start (the fresh process of the import test reads it too): `loads`
+    is a first launch, and a light load is what that launch's conversion, profile and record give the next."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPECLENS_CACHE_DIR", str(tmp_path_factory.mktemp("first-launch-cache")))
+        yield
 
 
 @pytest.fixture(scope="module")
-def loads():
-    """(a load timed on transformers' model, the next one): a re-measured load writes the record and the
-    profile, and the next load of the same file reads no transformers model."""
+def loads(first_launch_cache):
+    """(a first launch, the next one): the first reads the GGUF's blocks, times the kernel and writes the record
+    and the profile (the file's activation digits are known: quality.MEASURED, so no float32 reference; the
+    route with one is the tiny GGUFs' in tests/models/test_gguf_direct.py), and the next load of
+    the same file reads no transformers model."""
     from app.models import load_model
 
-    full = load_model("default", device="cpu", kernels="native", remeasure=True)
+    full = load_model("default", device="cpu", kernels="native")
     light = load_model("default", device="cpu", kernels="native")
     return full, light
 
