@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tiny_gguf import write_tiny_gguf  # noqa: E402
 
 SNAPSHOT = "0123456789abcdef0123456789abcdef01234567"
+SUITE_CACHE = os.environ["SPECLENS_CACHE_DIR"]  # tests/conftest.py's: shared by the workers, kept between runs
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +23,13 @@ def isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path / "hub"))
     return tmp_path / "hub"
+
+
+@pytest.fixture
+def suite_cache(monkeypatch):
+    """The suite's shared cache instead of the test's own, for a test about what happens after a load, not
+    about a first load: the embedded model's float copy is converted once for the suite (16 s), not again here."""
+    monkeypatch.setenv("SPECLENS_CACHE_DIR", SUITE_CACHE)
 
 
 @pytest.fixture(scope="session")

@@ -87,7 +87,7 @@ def test_generate_static_gives_the_same_tokens(capsys, tiny_pair_dirs, draft):
     assert [t["id"] for t in json.loads(static)["tokens"]] == [t["id"] for t in json.loads(dynamic)["tokens"]]
 
 
-def test_compile_on_a_cpu_path_it_cannot_compile_is_one_line(capsys):
+def test_compile_on_a_cpu_path_it_cannot_compile_is_one_line(capsys, suite_cache):
     """`speclens generate --draft none --compile` where the target runs on the native kernel or the bf16 packed
     path: refused in one line before compiling starts (issue #28: an InductorError traceback)."""
     from app import native
