@@ -18,8 +18,12 @@ fi
 if [ "$mode" = test ]; then
     # The arm64 and Windows cross toolchains for tests/native/test_cross.py (skipped when present) download
     # while the packages install and the lint runs.
+    # The cross harness's builds (tests/native/cross/builds.py: C sources and compilers only) compile once the
+    # toolchains are in, on the core the installs leave idle.
     mkdir -p build
-    packaging/cross_tools.sh > build/cross-tools.log 2>&1 &
+    rm -f build/cross-tools.done
+    (packaging/cross_tools.sh > build/cross-tools.log 2>&1; : > build/cross-tools.done
+     "${PYTHON:-python3}" tests/native/cross/builds.py > build/cross-prebuild.log 2>&1) &
     cross=$!
     # The kernel's sanitized builds (tests/native/sanitized.py: C sources and a compiler only) compile then too.
     "${PYTHON:-python3}" tests/native/sanitized.py > build/sanitized-prebuild.log 2>&1 &
@@ -57,7 +61,7 @@ case "$mode" in
         "$venv/bin/ruff" check app tests packaging
         "$venv/bin/lint-imports"
         "$venv/bin/mypy"  # files and settings: [tool.mypy] in pyproject.toml
-        wait "$cross"
+        while [ ! -e build/cross-tools.done ] && kill -0 "$cross" 2>/dev/null; do sleep 0.5; done
         cat build/cross-tools.log >&2  # what it installed, or why test_cross.py will skip a platform
         if wait "$fetch" && pair="$(cat build/real-pair.txt)" && [ -n "$pair" ]; then
             export SPECLENS_REAL_PAIR_DIR="${SPECLENS_REAL_PAIR_DIR:-$(dirname "${pair%%$'\n'*}")}"

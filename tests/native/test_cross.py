@@ -19,96 +19,39 @@ layers (pthreads, the Win32 shim in csrc/pool.h) have one where settled workers 
 right (the caller does the work alone), and the harness's thread probe must see it.
 
 Toolchains: packaging/cross_tools.sh installs them (CI: packaging/setup.sh test); a missing one skips its
-platform with the reason. A NEON build is one more CONFIGS entry (its flags, same compiler and runner)."""
+platform with the reason. The builds (cross/builds.py) are compiled once per content, ahead of the tests where
+the README's test command runs. A NEON build is one more CONFIGS entry (its flags, same compiler and runner)."""
 
 from __future__ import annotations
 
 import ast
 import os
 import re
-import shutil
 import struct
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from cross import inputs
+from cross.builds import (
+    CONFIGS,
+    DRIFT_BUGS,
+    FLAGS,
+    REFERENCE,
+    ROOT,
+    ROW_BUGS,
+    THREAD_LAYERS,
+    WAKE_BUG,
+    Config,
+    arithmetic,
+    built,
+    every_build,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-CSRC = ROOT / "app" / "native" / "csrc"
-HARNESS = Path(__file__).resolve().parent / "cross" / "harness.c"
-# setup.py's COMMON flags (test_the_harness_builds_with_setup_pys_flags), at -O2 for a quicker compile: without
-# -ffast-math the optimisation level changes no float result
-FLAGS = ["-O2", "-std=c11", "-ffp-contract=off", "-fno-math-errno", "-D_GNU_SOURCE", "-Wall", "-Wno-unused-function"]
-# A planted twin only shows that a check catches its bug, so it builds at -Og: a quarter of -O2's compile (1.6
-# against 6.4 s for arm64, measured), and the reference's outputs are the same bits at -O0, -Og, -O1 and -O2
-TWIN_LEVEL = "-Og"
 INTEGER_TAGS = {"D": "activation digits", "G": "greedy tokens", "A": "argmax of each row"}
 FLOAT_TAGS = {"S": "digit sums", "M": "matrix outputs", "L": "logits"}
 FLOAT_BOUND_ULP = 0  # measured: every float output equals the reference's bits on arm64 and on Windows
 pytestmark = pytest.mark.xdist_group("cross")  # one worker: one wine prefix, builds that share the inputs
-
-
-def _wine() -> str | None:
-    for name in ("wine64", "wine"):
-        if shutil.which(name):
-            return shutil.which(name)
-    return "/usr/lib/wine/wine64" if Path("/usr/lib/wine/wine64").is_file() else None  # Debian's, off PATH
-
-
-def _cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    return {f for line in text.splitlines() if line.startswith("flags") for f in line.split(":", 1)[1].split()}
-
-
-@dataclass(frozen=True)
-class Config:
-    name: str
-    compiler: str
-    flags: tuple[str, ...]
-    runner: tuple[str, ...]  # the emulator, () for a native run
-    exe: str = "harness"
-    needs_cpu: tuple[str, ...] = ()  # instructions this machine must have to run it
-    hint: str = "packaging/cross_tools.sh installs the cross toolchains"
-
-    def missing(self) -> str | None:
-        flags = _cpu_flags()
-        if any(f not in flags for f in self.needs_cpu):
-            return f"this CPU lacks one of {', '.join(self.needs_cpu)}"
-        for tool in (self.compiler, *self.runner[:1]):
-            if not (shutil.which(tool) or Path(tool).is_file()):
-                return f"{tool} not found ({self.hint})"
-        return None
-
-
-REFERENCE = Config("x86-64 generic", shutil.which("gcc") or "cc", (), (), hint="a C compiler for the reference")
-CONFIGS = [
-    Config("arm64", "aarch64-linux-gnu-gcc", ("-static",), ("qemu-aarch64", "-cpu", "max")),
-    # setup.py's arm64 builds: NEON with sdot, and with smmla as well (qemu's `max` CPU has both)
-    Config("arm64-neon", "aarch64-linux-gnu-gcc", ("-static", "-march=armv8.2-a+dotprod"), ("qemu-aarch64", "-cpu", "max")),
-    Config("arm64-i8mm", "aarch64-linux-gnu-gcc", ("-static", "-march=armv8.2-a+dotprod+i8mm"),
-           ("qemu-aarch64", "-cpu", "max")),
-    Config("windows-x86-64", "x86_64-w64-mingw32-gcc", ("-static",), (_wine() or "wine64",), "harness.exe"),
-    # setup.py's Windows AVX2 build (/arch:AVX2): the generic C with the FMA instruction for fmaf
-    Config("windows-x86-64-avx2", "x86_64-w64-mingw32-gcc", ("-static", "-mavx2", "-mfma", "-mf16c"),
-           (_wine() or "wine64",), "harness.exe", needs_cpu=("avx2", "fma", "f16c")),
-]
-
-
-def build(config: Config, out: Path, csrc: Path = CSRC) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    exe = out / config.exe
-    flags = FLAGS if csrc == CSRC else [TWIN_LEVEL, *FLAGS[1:]]
-    cmd = [config.compiler, *flags, *config.flags, f"-I{csrc}", str(HARNESS), "-o", str(exe), "-lm"]
-    if not config.runner:
-        cmd.append("-lpthread")
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"{config.name} build failed:\n{done.stderr[-4000:]}"
-    return exe
 
 
 def wine_env() -> dict:
@@ -173,60 +116,12 @@ def data(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def reference(data, tmp_path_factory) -> dict:
+def reference(data) -> dict:
     if REFERENCE.missing():
         pytest.skip(REFERENCE.missing())
-    rc, outputs = run(REFERENCE, build(REFERENCE, tmp_path_factory.mktemp("reference")), data)
+    rc, outputs = run(REFERENCE, built(REFERENCE), data)
     assert rc == 0 and ("FAIL",) not in outputs, outputs.get(("FAIL",))
     return outputs
-
-
-# The planted twins: (file, the line as csrc has it, the line planted)
-# Each planted twin goes where the build under test does its arithmetic: the plain-C reference for the generic
-# builds, csrc/arch's own form for a vectorised one (the i8mm build's pairs of rows, beside NEON's single rows).
-ROW_BUGS = {  # the last row of a multi-row tile rounds its update apart
-    "ref": [("acc[r][c] = fmaf(m[h][c], sa, acc[r][c]);",
-             "acc[r][c] = (R > 1 && r == R - 1) ? m[h][c] * sa + acc[r][c] : fmaf(m[h][c], sa, acc[r][c]);")],
-    "neon": [("acc[r][q] = vfmaq_f32(acc[r][q], vld1q_f32(m[h] + 4 * q), vdupq_n_f32(sa));",
-              "acc[r][q] = (R > 1 && r == R - 1) ? vaddq_f32(vmulq_f32(vld1q_f32(m[h] + 4 * q), vdupq_n_f32(sa)), "
-              "acc[r][q]) : vfmaq_f32(acc[r][q], vld1q_f32(m[h] + 4 * q), vdupq_n_f32(sa));")],
-    "i8mm": [("acc[q] = vfmaq_f32(acc[q], vld1q_f32(m + 4 * q), vdupq_n_f32(sa));",  # pairs apart from single rows
-              "acc[q] = vaddq_f32(vmulq_f32(vld1q_f32(m + 4 * q), vdupq_n_f32(sa)), acc[q]);")],
-    "avx2": [("acc[r][v] = _mm256_fmadd_ps(_mm256_load_ps(m[h] + 8 * v), _mm256_set1_ps(sa), acc[r][v]);",
-              "acc[r][v] = (R > 1 && r == R - 1) ? _mm256_add_ps(_mm256_mul_ps(_mm256_load_ps(m[h] + 8 * v), "
-              "_mm256_set1_ps(sa)), acc[r][v]) : _mm256_fmadd_ps(_mm256_load_ps(m[h] + 8 * v), _mm256_set1_ps(sa), "
-              "acc[r][v]);")],
-}
-DRIFT_BUGS = {  # the port's block update: mul + add, on every row alike
-    "ref": [("acc[r][c] = fmaf(d[h][c], f, acc[r][c]);", "acc[r][c] = d[h][c] * f + acc[r][c];")],
-    "neon": [("acc[r][q] = vfmaq_f32(acc[r][q], vld1q_f32(d[h] + 4 * q), f);",
-              "acc[r][q] = vaddq_f32(vmulq_f32(vld1q_f32(d[h] + 4 * q), f), acc[r][q]);")],
-    "avx2": [("acc[r][v] = _mm256_fmadd_ps(_mm256_load_ps(d[h] + 8 * v), f, acc[r][v]);",
-              "acc[r][v] = _mm256_add_ps(_mm256_mul_ps(_mm256_load_ps(d[h] + 8 * v), f), acc[r][v]);")],
-}
-DRIFT_BUGS["i8mm"] = DRIFT_BUGS["neon"] + [("acc[q] = vfmaq_f32(acc[q], vld1q_f32(d + 4 * q), f);",
-                                            "acc[q] = vaddq_f32(vmulq_f32(vld1q_f32(d + 4 * q), f), acc[q]);")]
-WAKE_BUG = [("sl_cond_broadcast(&pool.wake);", "(void)0;")]  # sleeping workers never woken: the caller works alone
-
-
-def arithmetic(config: Config) -> str:
-    """Which form of the tile the build runs: its flags say."""
-    flags = " ".join(config.flags)
-    return "i8mm" if "i8mm" in flags else "neon" if "dotprod" in flags else "avx2" if "-mavx2" in flags else "ref"
-
-
-def planted(tmp: Path, bugs: list[tuple[str, str]]) -> Path:
-    copy = tmp / "csrc"
-    shutil.copytree(CSRC, copy)
-    for old, new in bugs:
-        hits = 0
-        for header in copy.rglob("*.h"):
-            text = header.read_text()
-            if old in text:
-                header.write_text(text.replace(old, new))
-                hits += 1
-        assert hits, f"`{old}` moved: plant the twin where it is now"
-    return copy
 
 
 def test_the_inputs_cover_every_block_type_and_odd_shapes():
@@ -236,6 +131,13 @@ def test_the_inputs_cover_every_block_type_and_odd_shapes():
     assert kinds == set(inputs.UNIT), kinds
     assert any(case[5] % 16 for case in inputs.CASES.values())  # a vocabulary that is not whole panels
     assert any(case[3] % 16 for case in inputs.CASES.values())  # a head_dim the vector attention does not take
+
+
+def test_the_prebuild_makes_every_build_the_tests_run():
+    """setup.sh's prebuild (cross/builds.py) compiles what the tests below ask for, so none compiles twice."""
+    asked = {(REFERENCE, ())} | {(c, ()) for c in CONFIGS} | {(c, ROW_BUGS[arithmetic(c)]) for c in [REFERENCE, *CONFIGS]}
+    asked |= {(c, DRIFT_BUGS[arithmetic(c)]) for c in CONFIGS} | {(c, WAKE_BUG) for c in THREAD_LAYERS}
+    assert set(every_build()) == asked and len(every_build()) == len(asked)
 
 
 def test_the_harness_builds_with_setup_pys_flags():
@@ -255,41 +157,38 @@ def test_the_reference_holds_its_rows_and_decodes(reference):
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
-def test_the_cross_build_equals_the_reference(config, data, reference, tmp_path):
+def test_the_cross_build_equals_the_reference(config, data, reference):
     if config.missing():
         pytest.skip(config.missing())
-    rc, outputs = run(config, build(config, tmp_path), data)
+    rc, outputs = run(config, built(config), data)
     assert rc == 0 and ("FAIL",) not in outputs, f"{config.name}: rows differ across row counts or threads: " \
                                                   f"{outputs.get(('FAIL',), [])[:5]}"
     assert differences(reference, outputs) == []
 
 
 @pytest.mark.parametrize("config", [REFERENCE, *CONFIGS], ids=[c.name for c in [REFERENCE, *CONFIGS]])
-def test_a_row_that_depends_on_its_tile_is_caught(config, data, tmp_path):
+def test_a_row_that_depends_on_its_tile_is_caught(config, data):
     if config.missing():
         pytest.skip(config.missing())
-    rc, outputs = run(config, build(config, tmp_path, planted(tmp_path, ROW_BUGS[arithmetic(config)])), data)
+    rc, outputs = run(config, built(config, ROW_BUGS[arithmetic(config)]), data)
     assert rc != 0 and any("rows" in line for line in outputs.get(("FAIL",), [])), outputs.get(("FAIL",))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
-def test_a_port_that_drifts_from_the_reference_is_caught(config, data, reference, tmp_path):
+def test_a_port_that_drifts_from_the_reference_is_caught(config, data, reference):
     if config.missing():
         pytest.skip(config.missing())
-    rc, outputs = run(config, build(config, tmp_path, planted(tmp_path, DRIFT_BUGS[arithmetic(config)])), data)
+    rc, outputs = run(config, built(config, DRIFT_BUGS[arithmetic(config)]), data)
     assert rc == 0, outputs.get(("FAIL",))  # consistent with itself: only the reference shows the drift
     found = differences(reference, outputs)
     assert any(f.startswith("matrix outputs") for f in found), found
 
 
-THREAD_LAYERS = [REFERENCE, next(c for c in CONFIGS if c.name == "windows-x86-64")]  # pthreads and the Win32 shim
-
-
 @pytest.mark.parametrize("config", THREAD_LAYERS, ids=[c.name for c in THREAD_LAYERS])
-def test_a_pool_whose_sleeping_workers_are_never_woken_is_caught(config, data, tmp_path):
+def test_a_pool_whose_sleeping_workers_are_never_woken_is_caught(config, data):
     """Every output stays right when no worker joins (the caller claims every item): the harness's thread probe
     (3 threads join a task, sleep once settled, and join the next) is what sees the thread layer work."""
     if config.missing():
         pytest.skip(config.missing())
-    rc, outputs = run(config, build(config, tmp_path, planted(tmp_path, WAKE_BUG)), data)
+    rc, outputs = run(config, built(config, WAKE_BUG), data)
     assert rc != 0 and any("threads-join" in line for line in outputs.get(("FAIL",), [])), outputs.get(("FAIL",))
