@@ -25,7 +25,7 @@ from app.drafting.registry import (
     auto_candidates,
     spec_title,
 )
-from app.drafting.timing import measure_verify, probe, probe_ids
+from app.drafting.timing import measure_rounds, measure_verify, probe, probe_ids
 from app.drafting.tree_probe import verify_tokens, with_tree, with_tree_costs
 from app.engine import DecodeParams
 from app.engine.gated_lookup import GatedLookupDrafter
@@ -68,6 +68,7 @@ class Calibration:
     cached: bool  # read from the cache file, nothing timed
     seconds: float  # time spent measuring (0 when cached)
     device: str  # "CPU", "CUDA", "MPS": for the reasons shown to people
+    match: float = 0.0  # seconds the per-round lookup takes to find a round's match (VerifyTiming.match)
 
 
 @dataclass
@@ -129,7 +130,7 @@ def select(
                            skip_failures=spec == AUTO, cancel=cancel, remeasure=remeasure, **load_kwargs)
     profile = target.profile
     lookup = next((p for p in cal.profiles if p.name == PROMPT_LOOKUP), None)
-    overhead = _match_overhead(target, cal, lookup, gamma_max) if lookup is not None else 0.0
+    overhead = cal.match / cal.verify.step if lookup is not None else 0.0  # in target steps
     priced = cal  # what the choice weighs: every round pays for its match, whether it proposes or not
     if overhead > MATCH_FREE:
         assert lookup is not None
@@ -257,36 +258,26 @@ def _beats(mixed: Option, ranked: Choice, per_round: Option | None) -> bool:
 
 # A per-round match that costs under this share of a target step is left out of the prediction (a 1.5B step of
 # 28 ms against ~0.2 ms of matching); above it, it is priced, and lookup per round is kept only where its matches
-# are predicted to win back what matching costs every round (lookup's c_round; the embedded model's 3.8 ms step:
-# matching cost 5% of every step, and auto per round ran 0.90x target-only on chat-heldout).
+# are predicted to win back what matching costs every round (lookup's c_round; the embedded model's 2.8 ms step:
+# matching cost 0.24 ms a round live, and auto per round ran 0.89x target-only on chat-heldout).
 MATCH_FREE = 0.01
-
-
-def _match_overhead(target: LoadedModel, cal: Calibration, lookup: DrafterProfile, gamma_max: int) -> float:
-    """What finding a round's match costs, in target steps: a throwaway per-round drafter's proposals over the
-    probe context's last 32 lengths, the fastest of three passes (other processes only add time)."""
-    ids = probe_ids(target, gamma_max).tolist()
-    ends = range(max(1, len(ids) - 32), len(ids) + 1)
-    best = float("inf")
-    for _ in range(3):
-        gated = _per_round(target, cal, lookup)  # its α learns from what it proposes: never the one that runs
-        start = now()
-        for end in ends:
-            gated.propose(ids[:end], gamma_max)
-        best = min(best, (now() - start) / len(ends))
-    return best / cal.verify.step
+MATCH_TIMING_ALPHA = 0.5  # the per-round lookup whose matching is timed: any α, its proposals are thrown away
 
 
 def _per_round(target: LoadedModel, cal: Calibration, lookup: DrafterProfile) -> GatedLookupDrafter:
-    """Lookup decided per round, as auto runs it: over the context and the suffix index of the model's own
-    answers and the user's chats (suffix decoding), from lookup's measured α; plain prompt lookup where the
-    index cannot be built."""
+    """Lookup decided per round, as auto runs it, from lookup's measured α (`per_round_lookup`)."""
+    return per_round_lookup(target, cal.verify, lookup.alpha)
+
+
+def per_round_lookup(target: LoadedModel, verify: VerifyCosts, alpha: float) -> GatedLookupDrafter:
+    """Lookup decided per round: over the context and the suffix index of the model's own answers and the
+    user's chats (suffix decoding); plain prompt lookup where the index cannot be built."""
     from app.drafting.suffix_corpus import suffix_drafter
 
     try:
-        return suffix_drafter(SUFFIX, target, cal.verify, lookup.alpha)
+        return suffix_drafter(SUFFIX, target, verify, alpha)
     except (OSError, ValueError, KeyError):  # no corpus: the context alone
-        return GatedLookupDrafter(cal.verify, lookup.alpha, never=template_tokens(target))
+        return GatedLookupDrafter(verify, alpha, never=template_tokens(target))
 
 
 def calibrate(
@@ -323,7 +314,11 @@ def calibrate(
         with machine_load.watch() as watch:
             costs = with_tree_costs(target.model, ids, measure_verify(target.model, ids, n_max))
             loop = target_steps(target, ids, DecodeParams(temperature=0.0), cancel=cancel)
-        verify = VerifyTiming(costs, statistics.median(loop) if loop else None, len(ids), watch.load)
+            # the rounds' own work beside the passes, and what the per-round lookup's matching costs in them
+            # (its α only cuts its proposals, which the timing throws away)
+            round_s, match_s = measure_rounds(target, ids, costs, per_round_lookup(target, costs, MATCH_TIMING_ALPHA))
+        verify = VerifyTiming(replace(costs, round=round_s), statistics.median(loop) if loop else None, len(ids),
+                              watch.load, match=match_s)
     built: dict[str, Drafter] = {}
     todo = [s for s in specs if wanted[s] not in known and wanted[s] not in left_out]
     for i, spec in enumerate(todo):
@@ -357,7 +352,7 @@ def calibrate(
         machine_profile.write(target.profile)
     if timed:
         report(LoadProgress("measure", 1.0, f"measured {len(todo)} drafters in {seconds:.1f} s"))
-    return Calibration(verify.costs, profiles, not timed, seconds, label), built
+    return Calibration(verify.costs, profiles, not timed, seconds, label, verify.match), built
 
 
 def _profile_of(target: LoadedModel) -> MachineProfile:

@@ -6,14 +6,17 @@ cost: clock.time_interleaved), and v(n) is made non-decreasing in n. No Qt here.
 
 from __future__ import annotations
 
+import statistics
+from collections import defaultdict
 from dataclasses import replace
 
 import torch
 
-from app.engine import DecodeParams, Drafter, generate
+from app.engine import DecodeParams, Drafter, RoundEvent, decode, generate
+from app.engine.drafters import PromptLookupDrafter
 from app.engine.kv import context_limit, forward, length, new_cache, rollback
 from app.engine.policy import DrafterProfile, VerifyCosts
-from app.machine.clock import time_interleaved
+from app.machine.clock import now, time_interleaved
 from app.models.loading import LoadedModel
 
 PROBE = [{"role": "user", "content": "In a few sentences, explain how a bicycle stays upright."}]
@@ -132,3 +135,55 @@ def _round_cost(target: LoadedModel, drafter: Drafter, ids: torch.Tensor, token_
     rounds = [r for r in generate(target.model, ids, drafter, params, vocab_size=target.vocab_size).rounds[1:]
               if r.drafted]
     return max(0.0, min(r.draft_time for r in rounds) - token_s) if rounds else 0.0
+
+
+ROUND_KINDS = (0, 1, PROBE_GAMMA)  # proposal lengths the calibration rounds take in turn
+ROUND_REPS = 8  # rounds of each kind
+
+
+class _CalibrationRounds(PromptLookupDrafter):
+    """Rounds of the real loop whose proposals take ROUND_KINDS' lengths in turn (the last token repeated: mostly
+    rejected, and a rejection's cut is part of what a round costs), each also timing the per-round drafter
+    `inner`'s own proposal, as it runs: between target passes."""
+
+    name = "calibration rounds"
+
+    def __init__(self, inner: PromptLookupDrafter | None) -> None:
+        super().__init__()
+        self.inner = inner
+        self.inner_s: list[float] = []  # per round, round 0 (the prefill's) first
+        self.turn = 0
+
+    def propose(self, ids_list: list[int], gamma: int) -> list[int]:
+        if self.inner is not None:
+            start = now()
+            self.inner.propose(ids_list, gamma)
+            self.inner_s.append(now() - start)
+        kind = ROUND_KINDS[self.turn % len(ROUND_KINDS)]
+        self.turn += 1
+        return [ids_list[-1]] * min(kind, gamma)
+
+
+def measure_rounds(target: LoadedModel, ids: torch.Tensor, costs: VerifyCosts,
+                   inner: PromptLookupDrafter | None = None) -> tuple[float, float]:
+    """(VerifyCosts.round, the per-round drafter's seconds a round) from the engine's own rounds after `ids`:
+    what a round that verifies a proposal costs beyond a round without one, less what the bare passes differ
+    by (the median over the proposal lengths, each a median over ROUND_REPS rounds; 0 where too few ran), and
+    the median of `inner`'s proposals (0 without one)."""
+    drafter = _CalibrationRounds(inner)
+    params = DecodeParams(gamma=max(ROUND_KINDS), temperature=0.0, max_new_tokens=3 * ROUND_REPS * len(ROUND_KINDS),
+                          seed=0)
+    by: dict[int, list[float]] = defaultdict(list)
+    for e in decode(target.model, ids, drafter, params, vocab_size=target.vocab_size):
+        if not isinstance(e, RoundEvent) or e.round == 0:
+            continue
+        own = e.draft_time - (drafter.inner_s[e.round] if inner is not None else 0.0)  # the proposal's tensors
+        by[e.drafted + 1].append(e.verify_time + max(own, 0.0))
+        if all(len(by[k + 1]) >= ROUND_REPS for k in ROUND_KINDS):
+            break
+    base = statistics.median(by[1]) if len(by[1]) >= 3 else None
+    extras = [statistics.median(by[n]) - base - (costs.seconds[n - 1] - costs.seconds[0])
+              for n in by if base is not None and 1 < n <= len(costs.seconds) and len(by[n]) >= 3]
+    round_s = max(0.0, statistics.median(extras)) if extras else 0.0
+    match_s = statistics.median(drafter.inner_s[1:]) if len(drafter.inner_s) > 1 else 0.0
+    return round_s, match_s

@@ -178,6 +178,39 @@ def before_any(tokens: list[int], never: frozenset[int]) -> list[int]:
     return tokens
 
 
+class NgramStarts:
+    """The latest two starts of every n-gram (n in `sizes`) of one growing context, brought up to date with
+    the tokens added since the last call: a round's lookup then costs a few dictionary reads instead of a
+    scan of the whole context (0.10 ms a round at 335 tokens on the embedded model's chat, where its whole
+    step is 2.8 ms, and growing with the answer)."""
+
+    def __init__(self, sizes: Iterable[int]) -> None:
+        self.sizes = tuple(sizes)
+        self.ids: list[int] = []
+        self.last: dict[tuple[int, ...], int] = {}
+        self.previous: dict[tuple[int, ...], int] = {}
+
+    def earlier(self, ids_list: list[int], n: int) -> int | None:
+        """The latest start of the context's last n tokens before that suffix's own, if any."""
+        self._update(ids_list)
+        tail = tuple(ids_list[-n:])
+        last = self.last.get(tail)
+        return self.previous.get(tail) if last == len(ids_list) - n else last
+
+    def _update(self, ids_list: list[int]) -> None:
+        known = len(self.ids)
+        if known > len(ids_list) or ids_list[:known] != self.ids:  # another context: a new answer, a cut
+            self.ids, self.last, self.previous, known = [], {}, {}, 0
+        for end in range(known, len(ids_list)):
+            for n in self.sizes:
+                if end + 1 >= n:
+                    key = tuple(ids_list[end + 1 - n : end + 1])
+                    if key in self.last:
+                        self.previous[key] = self.last[key]
+                    self.last[key] = end + 1 - n
+        self.ids.extend(ids_list[known:])
+
+
 class PromptLookupDrafter:
     """Model-free drafting: continue the latest earlier occurrence of the context's last n-gram.
 
@@ -195,6 +228,7 @@ class PromptLookupDrafter:
         self.max_ngram = max_ngram
         self.min_ngram = min_ngram
         self.never = frozenset(never)
+        self.starts = NgramStarts(range(min_ngram, max_ngram + 1))
 
     def seed(self, seed: int) -> None:
         pass  # deterministic
@@ -211,13 +245,10 @@ class PromptLookupDrafter:
     def match(self, ids_list: list[int], gamma: int) -> tuple[int, list[int]]:
         """(n, continuation): the longest n-gram suffix of the context found earlier in it, and up to γ tokens
         that followed it there; (0, []) when none is found."""
-        n_ctx = len(ids_list)
-        for n in range(min(self.max_ngram, n_ctx - 1), self.min_ngram - 1, -1):
-            tail = ids_list[-n:]
-            # Latest match first: recent text is the likeliest to repeat.
-            for start in range(n_ctx - n - 1, -1, -1):
-                if ids_list[start : start + n] == tail:
-                    return n, before_any(ids_list[start + n : start + n + gamma], self.never)
+        for n in range(min(self.max_ngram, len(ids_list) - 1), self.min_ngram - 1, -1):
+            start = self.starts.earlier(ids_list, n)  # the latest match: recent text is the likeliest to repeat
+            if start is not None:
+                return n, before_any(ids_list[start + n : start + n + gamma], self.never)
         return 0, []
 
     def draft(self, ids, ids_list, gamma, params, vocab_size):

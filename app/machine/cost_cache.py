@@ -27,8 +27,9 @@ CACHE_NAME = "drafter-costs.json"
 # 10: auto offers the native C model beside torch's paths (a forced native choice has a key of its own);
 # 11: a feature draft beside a native target runs on the native kernel (its c fell about threefold), and a
 # drafter has a per-round cost c_round beside c; 12: α probed on a code request beside the chat, 32 tokens each
-# (a coder pair's α was read from 16 tokens of prose).
-CACHE_FORMAT = 12
+# (a coder pair's α was read from 16 tokens of prose); 13: v(n) of a pass over a proposal carries the round's own
+# work (VerifyCosts.round), and lookup's per-round matching is timed in the engine's rounds (VerifyTiming.match).
+CACHE_FORMAT = 13
 CACHE_ENTRIES = 32  # oldest entries beyond this are dropped
 
 

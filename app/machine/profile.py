@@ -45,6 +45,10 @@ class VerifyTiming:
     context: int  # tokens of context they were timed after
     load: Load | None = None
     cached: bool = False
+    # Seconds the per-round lookup (suffix decoding, gated_lookup.py) takes to find a round's match, timed in
+    # the engine's rounds between target passes, as it runs (timed alone it read half of that: caches the pass
+    # had just filled with weights)
+    match: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -258,7 +262,8 @@ def to_json(p: MachineProfile) -> dict:
             "seconds": list(p.verify.costs.seconds), "head": p.verify.costs.head,
             "tree_seconds": list(p.verify.costs.tree_seconds), "loop_step": p.verify.loop_step,
             "by_context": [[n, list(s)] for n, s in p.verify.costs.by_context],
-            "costs_context": p.verify.costs.context,
+            "costs_context": p.verify.costs.context, "round": p.verify.costs.round,
+            "match": p.verify.match,
             "context": p.verify.context, "load": _load_json(p.verify.load)},
         "drafters": [{"spec": d.spec, "load": _load_json(d.load), "name": d.profile.name, "label": d.profile.label,
                       "c": d.profile.c, "alpha": d.profile.alpha, "per_position": list(d.profile.per_position),
@@ -277,9 +282,10 @@ def from_json(key: str, e: dict) -> MachineProfile:
                                                     True, t["reason"], _load_from(t["load"])),
         verify=None if v is None else VerifyTiming(
             VerifyCosts(tuple(v["seconds"]), v["head"], tuple(v["tree_seconds"]),
-                        tuple((int(n), tuple(s)) for n, s in v.get("by_context", ())), int(v.get("costs_context", 0))),
+                        tuple((int(n), tuple(s)) for n, s in v.get("by_context", ())), int(v.get("costs_context", 0)),
+                        float(v.get("round", 0.0))),
             v["loop_step"], int(v["context"]),
-            _load_from(v["load"]), cached=True),
+            _load_from(v["load"]), cached=True, match=float(v.get("match", 0.0))),
         drafters=tuple(DrafterTiming(d["spec"], DrafterProfile(
             d["name"], d["label"], d["c"], d["alpha"], tuple(d["per_position"]), d["coverage"],
             tuple(d["tree_accepted"]), d["tree_c"], d["c_round"]), _load_from(d["load"])) for d in e["drafters"]),

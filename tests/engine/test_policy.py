@@ -374,3 +374,13 @@ def test_a_round_is_priced_at_its_own_context():
     assert worth_proposing(1, 0.2, costs.at(60)) == 0 and worth_proposing(1, 0.2, costs) == 1  # the twin
     assert gate.propose([7, 3, 9, 7], 1) == []  # a 1-token match at 4 tokens of context: not worth a row
     assert GatedLookupDrafter(VerifyCosts(long), 0.2).propose([7, 3, 9, 7], 1) == [3]
+
+
+def test_a_rounds_own_work_counts_where_a_proposal_is_verified():
+    """VerifyCosts.round: the work a round adds beyond its pass when it verifies a proposal, in v(n) for n > 1
+    (chains past the table and trees too), never in the one-row step, and kept at another context."""
+    v = VerifyCosts((0.010, 0.011, 0.012), by_context=((5, (0.008, 0.009, 0.010)),), context=10, round=0.002)
+    assert v.v(1) == 1.0 and v.v(2) == pytest.approx(1.3) and v.v(3) == pytest.approx(1.4)
+    assert v.v(4) == pytest.approx(1.5) and v.v_tree(3) == pytest.approx(1.4)
+    shorter = v.at(5)
+    assert shorter.round == 0.002 and shorter.v(2) == pytest.approx((0.009 + 0.002) / 0.008)

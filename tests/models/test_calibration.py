@@ -313,3 +313,42 @@ def test_a_candidate_that_cannot_be_built_is_left_out_and_not_tried_again(target
     monkeypatch.setattr(calibration, "make_drafter", lambda *a, **k: pytest.fail("tried again"))
     again, _ = calibrate(target, [missing, "prompt-lookup"], skip_failures=True)
     assert again.cached and again.profiles == cal.profiles
+
+
+def test_a_rounds_own_work_and_the_per_round_match_are_timed_in_the_engines_rounds(target, monkeypatch):
+    """timing.measure_rounds: what a round that verifies a proposal adds beyond its pass (VerifyCosts.round), and
+    what the per-round lookup's matching costs a round, both read from the engine's own rounds. Planted: 20 ms
+    more in each acceptance test of a proposal, and 10 ms in each match, must show in them; the calibration
+    keeps both (the round's work in v(n) past one row) and reads them back from the profile."""
+    import time
+
+    from app.drafting import timing
+    from app.engine import acceptance
+
+    ids = target.encode_chat([{"role": "user", "content": "hello there"}])
+    costs = calibration.measure_verify(target.model, ids, 5, reps=1)
+    inner = calibration.per_round_lookup(target, costs, 0.5)
+    plain_round, plain_match = timing.measure_rounds(target, ids, costs, inner)
+    assert 0 <= plain_round < 0.1 and 0 < plain_match < 0.1  # a tiny model: far under a millisecond, when quiet
+    real_accept, real_propose = acceptance._accept_greedy, type(inner).propose
+
+    def slow_accept(p, q, x, *rest):
+        if len(x):
+            time.sleep(0.02)
+        return real_accept(p, q, x, *rest)
+
+    def slow_propose(self, ids_list, gamma):
+        time.sleep(0.01)
+        return real_propose(self, ids_list, gamma)
+
+    monkeypatch.setattr(acceptance, "_accept_greedy", slow_accept)
+    monkeypatch.setattr(type(inner), "propose", slow_propose)
+    slow_round, slow_match = timing.measure_rounds(target, ids, costs, inner)
+    assert slow_round >= 0.015 and slow_match >= 0.01
+    monkeypatch.setattr(timing, "measure_rounds", lambda *a, **k: (0.004, 0.003))
+    monkeypatch.setattr(calibration, "measure_rounds", timing.measure_rounds)
+    cal, _ = calibrate(target, ["prompt-lookup"], remeasure=True)
+    assert cal.verify.round == 0.004 and cal.match == 0.003
+    assert cal.verify.v(2) == pytest.approx((cal.verify.seconds[1] + 0.004) / cal.verify.step)
+    again, _ = calibrate(target, ["prompt-lookup"])
+    assert again.cached and again.verify.round == 0.004 and again.match == 0.003
