@@ -1,7 +1,7 @@
 """The DIRECT route: the native model of a GGUF the kernel runs, read straight from the file (native/direct.py):
 no transformers model classes, no float copy. A target of at most REFERENCE_WEIGHTS also loads transformers'
-float32 model once, as the reference its activation digits are chosen against; a draft takes the fastest digits
-and builds no reference (its precision changes only how often its tokens are accepted, never the output)."""
+float32 model once, as the reference its activation digits are chosen against (a larger one: its own two-digit
+pass, about 16-bit activations, no float copy); a draft takes the fastest digits and builds no reference (its precision changes only how often its tokens are accepted, never the output)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from app.models.transformers_load import load_gguf
 from app.native import conversion_cache
 
 REFERENCE_WEIGHTS = 10**9  # up to this many, transformers' float32 model (4 bytes a weight) is the quality reference
+# (above: the model's own two-digit pass is, quality.two_digit_reference)
 
 
 def load_direct(request: LoadRequest, source: Source, route: Route, said: Said) -> Loaded | Route:
@@ -96,16 +97,23 @@ def _digits(native: Any, request: LoadRequest, source: Source, parameters: int,
     if known is not None:  # this very file was measured on every held-out token
         return torch_path.PathChoice(replace(torch_path.NATIVE, digits=known.digits.code), {}, False,
                                      f"{label}; quality: {known.describe()}, measured for this file")
-    if parameters > REFERENCE_WEIGHTS:
-        return torch_path.PathChoice(torch_path.NATIVE, {}, False, f"{label}; each matrix checked against gguf's "
-                                     f"dequantiser (no float32 reference above {REFERENCE_WEIGHTS:,} weights)")
+    weights = native.cache_backend.weights
+
+    def backend(d):
+        return NativeBackend(assemble(native.config, weights.parts, weights.build, d))
+
+    if parameters > REFERENCE_WEIGHTS:  # no float32 copy: the one-digit roles held against the two-digit pass
+        request.progress(LoadProgress("kernels", 0.5, "measuring one activation digit against two"))
+        chosen, _ = quality.choose_digits(backend, native, tokenizer, weights.vocab, quality.LARGE_TOKENS,
+                                          reference=quality.two_digit_reference(backend))
+        return torch_path.PathChoice(replace(torch_path.NATIVE, digits=chosen.digits.code), {}, False,
+                                     f"{label}; each matrix checked against gguf's dequantiser, and quality: "
+                                     f"{chosen.describe()} (no float32 copy above {REFERENCE_WEIGHTS:,} weights)")
     request.progress(LoadProgress("kernels", 0.5, "measuring the native path's quality against float32"))
     # not cached: a float copy is only this choice's reference (conversion_cache.store would replace the folder)
     reference, _ = load_gguf(path, source.name, torch.device("cpu"), torch.float32, Said(), request.progress,
                              use_cache=False)
-    weights = native.cache_backend.weights
-    chosen, _ = quality.choose_digits(lambda d: NativeBackend(assemble(native.config, weights.parts, weights.build, d)),
-                                      reference, tokenizer, weights.vocab)
+    chosen, _ = quality.choose_digits(backend, reference, tokenizer, weights.vocab)
     del reference
     memory.release()
     if not chosen.passes and request.kernels != "native":

@@ -28,6 +28,7 @@ from app.native.descriptor import TWO_DIGITS, Digits
 from app.paths import resource_path
 
 BOOTSTRAP = 1000
+KL_ROWS = 32  # rows of logits taken to float64 at a time
 LOAD_TOKENS = 1200  # scored positions at load; the bench scores every held-out token (about 4,800)
 # llama.cpp 0.3.36 on the embedded model's GGUF, this measure, all 5,286 held-out tokens (docs/native-kernels.md):
 # its mean KL and its top-1 agreement, the distance from float32 a native variant may keep.
@@ -51,6 +52,7 @@ class Fidelity:
     kl: float  # mean KL(float32 ‖ this) in nats
     kl_ci: tuple[float, float]
     digits: Digits = field(default=TWO_DIGITS)
+    against: str = "fp32"  # the reference: transformers' float32 model, or "two digits" (TWO_DIGITS_REFERENCE)
 
     @property
     def passes(self) -> bool:
@@ -61,7 +63,7 @@ class Fidelity:
     def describe(self) -> str:
         lo, hi = self.agreement_ci
         return (f"{100 * self.agreement:.1f}% top-1 agreement [{100 * lo:.1f}, {100 * hi:.1f}], KL {self.kl:.4f} "
-                f"[{self.kl_ci[0]:.4f}, {self.kl_ci[1]:.4f}] nats against fp32 ({self.tokens:,} tokens, "
+                f"[{self.kl_ci[0]:.4f}, {self.kl_ci[1]:.4f}] nats against {self.against} ({self.tokens:,} tokens, "
                 f"{self.digits.label()})")
 
 
@@ -132,6 +134,18 @@ def fp32_logits(model) -> Logits:
     return run
 
 
+def remembered(logits: Logits) -> Logits:
+    """logits, each sequence's computed once (a reference read again when the chosen mix is measured)."""
+    seen: dict[tuple[int, ...], torch.Tensor] = {}
+
+    def run(ids: torch.Tensor) -> torch.Tensor:
+        key = tuple(ids.tolist())
+        if key not in seen:
+            seen[key] = logits(ids)
+        return seen[key]
+    return run
+
+
 def native_logits(backend) -> Logits:
     """A native backend's own pass over the sequence: every position's logits."""
     def run(ids: torch.Tensor) -> torch.Tensor:
@@ -145,18 +159,21 @@ def per_sequence(reference: Logits, others: dict[str, Logits], seqs: Iterable[Sc
     """{name: [(agree bool [n], kl float64 [n]) per sequence]}: each scored position against the reference."""
     out: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in others}
     for s in seqs:
-        ref = reference(s.ids)[s.start : len(s.ids) - 1, :vocab].double()
-        log_p = F.log_softmax(ref, -1)
-        top = ref.argmax(-1)
+        ref = reference(s.ids)[s.start : len(s.ids) - 1, :vocab]
         for name, logits in others.items():
-            got = logits(s.ids)[s.start : len(s.ids) - 1, :vocab].double()
-            log_q = F.log_softmax(got, -1)
-            kl = (log_p.exp() * (log_p - log_q)).sum(-1).clamp_min(0)
-            out[name].append(((got.argmax(-1) == top).numpy(), kl.numpy()))
+            got = logits(s.ids)[s.start : len(s.ids) - 1, :vocab]
+            agree, kl = [], []
+            for r in range(0, len(ref), KL_ROWS):  # in float64 a few rows at a time: a 151,936-token row is 1.2 MB
+                log_p = F.log_softmax(ref[r : r + KL_ROWS].double(), -1)
+                log_q = F.log_softmax(got[r : r + KL_ROWS].double(), -1)
+                kl.append((log_p.exp() * (log_p - log_q)).sum(-1).clamp_min(0))
+                agree.append(got[r : r + KL_ROWS].argmax(-1) == ref[r : r + KL_ROWS].argmax(-1))
+            out[name].append((torch.cat(agree).numpy(), torch.cat(kl).numpy()))
     return out
 
 
-def summarize(rows: list[tuple[np.ndarray, np.ndarray]], digits: Digits = TWO_DIGITS, seed: int = 0) -> Fidelity:
+def summarize(rows: list[tuple[np.ndarray, np.ndarray]], digits: Digits = TWO_DIGITS, seed: int = 0,
+              against: str = "fp32") -> Fidelity:
     """Means over positions, 95% intervals from resampling whole sequences (BOOTSTRAP times)."""
     agree = np.array([a.sum() for a, _ in rows], dtype=np.float64)
     kl = np.array([k.sum() for _, k in rows])
@@ -166,7 +183,7 @@ def summarize(rows: list[tuple[np.ndarray, np.ndarray]], digits: Digits = TWO_DI
     total = n[picks].sum(1)
     boot_agree, boot_kl = agree[picks].sum(1) / total, kl[picks].sum(1) / total
     return Fidelity(int(n.sum()), float(agree.sum() / n.sum()), _interval(boot_agree), float(kl.sum() / n.sum()),
-                    _interval(boot_kl), digits)
+                    _interval(boot_kl), digits, against)
 
 
 def _interval(samples: np.ndarray) -> tuple[float, float]:
@@ -175,25 +192,45 @@ def _interval(samples: np.ndarray) -> tuple[float, float]:
 
 
 def choose_digits(make_backend: Callable[[Digits], object], model, tokenizer, vocab: int,
-                  budget: int = LOAD_TOKENS) -> tuple[Fidelity, dict[str, Fidelity]]:
-    """(the chosen variant's fidelity, every measured variant's) for transformers' float32 `model` and the
-    native backends `make_backend(digits)` makes of it. Measured: two digits everywhere, and each role alone
-    at one digit; chosen: one digit for every role whose own added KL is under ROLE_SHARE of the gate, and
-    that mix measured too. Two digits everywhere where the mix fails the gate."""
+                  budget: int = LOAD_TOKENS, reference: Logits | None = None) -> tuple[Fidelity, dict[str, Fidelity]]:
+    """(the chosen variant's fidelity, every measured variant's) for the native backends `make_backend(digits)`
+    against `reference`: transformers' float32 `model` where None (the model's config gives the context limit
+    either way). Measured: two digits everywhere, and each role alone at one digit; chosen: one digit for every
+    role whose own added KL is under ROLE_SHARE of the gate, and that mix measured too. Two digits everywhere
+    where the mix fails the gate.
+
+    A target too large to hold a float32 copy is measured against its own two-digit pass (`two_digit_reference`):
+    about 16-bit activations, far below its weights' rounding, stand for float32, and two digits are then the
+    reference itself (KL 0)."""
     limit = getattr(model.config.get_text_config(), "max_position_embeddings", None)
     seqs = _alternate(sequences(tokenizer, context=limit), budget)
-    variants = {"two": TWO_DIGITS, **{role: TWO_DIGITS.with_role(role, 1) for role in Digits.ROLES}}
-    measured = per_sequence(fp32_logits(model), {k: native_logits(make_backend(d)) for k, d in variants.items()},
-                            seqs, vocab)
-    found = {k: summarize(measured[k], d) for k, d in variants.items()}
+    against = "fp32" if reference is None else TWO_DIGITS_REFERENCE
+    reference = reference or fp32_logits(model)
+    variants = {role: TWO_DIGITS.with_role(role, 1) for role in Digits.ROLES}
+    if against == "fp32":
+        variants = {"two": TWO_DIGITS, **variants}
+    measured = per_sequence(reference, {k: native_logits(make_backend(d)) for k, d in variants.items()}, seqs, vocab)
+    found = {k: summarize(measured[k], d, against=against) for k, d in variants.items()}
+    if "two" not in found:  # the reference itself
+        scored = sum(len(a) for a, _ in measured[Digits.ROLES[0]])
+        found["two"] = Fidelity(scored, 1.0, (1.0, 1.0), 0.0, (0.0, 0.0), TWO_DIGITS, against)
     base = found["two"].kl
     mix = TWO_DIGITS
     for role in Digits.ROLES:
         if found[role].kl - base < ROLE_SHARE * GATE_KL:
             mix = mix.with_role(role, 1)
     if mix != TWO_DIGITS:
-        found["chosen"] = summarize(per_sequence(fp32_logits(model), {"chosen": native_logits(make_backend(mix))},
-                                                 seqs, vocab)["chosen"], mix)
+        found["chosen"] = summarize(per_sequence(reference, {"chosen": native_logits(make_backend(mix))},
+                                                 seqs, vocab)["chosen"], mix, against=against)
         if found["chosen"].passes:
             return found["chosen"], found
     return found["two"], found
+
+
+TWO_DIGITS_REFERENCE = "its own two-digit pass"
+LARGE_TOKENS = 256  # scored positions against the two-digit pass: a 1.5B target's seven passes in ~10 s
+
+
+def two_digit_reference(make_backend: Callable[[Digits], object]) -> Logits:
+    """The two-digit pass as a reference, each sequence's logits computed once."""
+    return remembered(native_logits(make_backend(TWO_DIGITS)))

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 from kquant_gguf import write_kquant_gguf
 
-from app.native import active_build
+from app.native import active_build, quality
 
 pytestmark = pytest.mark.skipif(active_build() is None, reason="the native kernel is not built here")
+_REAL_CHOOSE = quality.choose_digits  # the no_reference fixture refuses it: a target's own measure calls it here
 
 
 @pytest.fixture
@@ -69,6 +70,12 @@ def test_the_same_file_as_a_target_is_still_quality_gated(monkeypatch, tmp_path)
     assert target.profile.key != draft.profile.key
 
 
+def _against_two_only(*args, reference=None, **kwargs):
+    """A target above REFERENCE_WEIGHTS: its digits chosen against its own two-digit pass, no float32 copy."""
+    assert reference is not None, "a target above REFERENCE_WEIGHTS was measured against a float32 copy"
+    return _REAL_CHOOSE(*args, reference=reference, **kwargs)
+
+
 def test_greedy_speculation_with_a_fastest_digits_draft_is_target_only(no_reference, monkeypatch, tmp_path):
     from app.drafting.drafts import make_drafter
     from app.engine import DecodeParams, generate
@@ -78,8 +85,12 @@ def test_greedy_speculation_with_a_fastest_digits_draft_is_target_only(no_refere
     monkeypatch.setenv("SPECLENS_CACHE_DIR", str(tmp_path / "cache"))
     target_file = write_kquant_gguf(tmp_path / "target.gguf", "Q6_K", layers=3, seed=1)
     draft_file = write_kquant_gguf(tmp_path / "draft.gguf", "Q4_K", layers=1, seed=1)
-    monkeypatch.setattr(route_direct, "REFERENCE_WEIGHTS", 0)  # the target: no reference either
+    from app.native import quality
+
+    monkeypatch.setattr(route_direct, "REFERENCE_WEIGHTS", 0)  # the target: no float32 copy either
+    monkeypatch.setattr(quality, "choose_digits", _against_two_only)
     target = load_model(str(target_file), device="cpu")
+    assert quality.TWO_DIGITS_REFERENCE in target.profile.kernels.reason
     drafter = make_drafter(str(draft_file), target)
     assert drafter.model.cache_backend.weights.digits == FASTEST_DIGITS
     ids = target.encode_chat([{"role": "user", "content": "abcabc abcabc"}])

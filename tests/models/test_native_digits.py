@@ -65,6 +65,35 @@ def test_a_coarse_one_digit_variant_falls_back_to_two(monkeypatch):
     assert chosen.digits == TWO_DIGITS and all(found[r].kl > found["two"].kl for r in Digits.ROLES)
 
 
+def test_a_large_targets_digits_are_chosen_against_its_two_digit_pass():
+    """Above REFERENCE_WEIGHTS (no float32 copy): the roles at one digit are held against the two-digit pass,
+    which is the reference itself (KL 0), and each role's measure equals its measure against float32 less what two
+    digits already differ by, within the gate's share. Planted twin: a coarse one-digit rounding falls back."""
+    from tiny_models import char_tokenizer, noisy_copy, tiny_model
+
+    model = tiny_model()
+    parts = parts_of(model.config, ModuleFloats(model))
+
+    def make(d: Digits):
+        return NativeBackend(assemble(model.config, parts, digits=d))
+
+    chosen, found = quality.choose_digits(make, model, char_tokenizer(), 34, budget=300,
+                                          reference=quality.two_digit_reference(make))
+    assert found["two"].kl == 0.0 and found["two"].agreement == 1.0 and set(found) >= {"two", *Digits.ROLES}
+    assert chosen.against == quality.TWO_DIGITS_REFERENCE and quality.TWO_DIGITS_REFERENCE in chosen.describe()
+    _, fp32 = quality.choose_digits(make, model, char_tokenizer(), 34, budget=300)
+    for role in Digits.ROLES:  # two digits stand for float32: the roles' added KL is nearly the same either way
+        assert abs(found[role].kl - (fp32[role].kl - fp32["two"].kl)) < quality.ROLE_SHARE * quality.GATE_KL
+    noisy = parts_of(model.config, ModuleFloats(noisy_copy(model, 0.5)))  # planted: one digit as wrong as noise
+
+    def coarse(d: Digits):
+        return NativeBackend(assemble(model.config, parts if d == TWO_DIGITS else noisy, digits=d))
+
+    chosen, _ = quality.choose_digits(coarse, model, char_tokenizer(), 34, budget=300,
+                                      reference=quality.two_digit_reference(coarse))
+    assert chosen.digits == TWO_DIGITS
+
+
 @pytest.mark.parametrize("build", BUILDS, ids=[b.isa() for b in BUILDS])
 @pytest.mark.parametrize("digits", [Digits.all(1), TWO_DIGITS.with_role("head", 1)], ids=["one", "head one"])
 def test_the_head_after_the_trunk_is_the_pass_s_own_head(build, digits):
