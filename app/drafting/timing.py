@@ -7,7 +7,6 @@ cost: clock.time_interleaved), and v(n) is made non-decreasing in n. No Qt here.
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
 from dataclasses import replace
 
 import torch
@@ -137,8 +136,12 @@ def _round_cost(target: LoadedModel, drafter: Drafter, ids: torch.Tensor, token_
     return max(0.0, min(r.draft_time for r in rounds) - token_s) if rounds else 0.0
 
 
-ROUND_KINDS = (0, 1, PROBE_GAMMA)  # proposal lengths the calibration rounds take in turn
-ROUND_REPS = 8  # rounds of each kind
+# Proposal lengths the calibration rounds take in turn: none and one. A round's own work was about the same for 1
+# to 3 proposed tokens on the embedded model (0.31, 0.31 and 0.38 ms), and beside one token the bare passes differ
+# least, so a machine that slows between the bare passes and the rounds is least read as round work (with 4
+# tokens, a 10% slower minute read as 0.16 ms of it).
+ROUND_KINDS = (0, 1)
+ROUND_REPS = 24  # neighbouring pairs of rounds (the engine's 1-token increment read 0.32-0.58 ms on the embedded model)
 
 
 class _CalibrationRounds(PromptLookupDrafter):
@@ -167,23 +170,22 @@ class _CalibrationRounds(PromptLookupDrafter):
 def measure_rounds(target: LoadedModel, ids: torch.Tensor, costs: VerifyCosts,
                    inner: PromptLookupDrafter | None = None) -> tuple[float, float]:
     """(VerifyCosts.round, the per-round drafter's seconds a round) from the engine's own rounds after `ids`:
-    what a round that verifies a proposal costs beyond a round without one, less what the bare passes differ
-    by (the median over the proposal lengths, each a median over ROUND_REPS rounds; 0 where too few ran), and
-    the median of `inner`'s proposals (0 without one)."""
+    what a round that verifies one proposed token costs beyond the round before it, which proposed nothing (the
+    median over ROUND_REPS such neighbours, so the machine's drift between minutes cancels), less what the bare
+    passes differ by (0 where too few ran); and the median of `inner`'s proposals (0 without one)."""
     drafter = _CalibrationRounds(inner)
     params = DecodeParams(gamma=max(ROUND_KINDS), temperature=0.0, max_new_tokens=3 * ROUND_REPS * len(ROUND_KINDS),
                           seed=0)
-    by: dict[int, list[float]] = defaultdict(list)
+    spent: list[tuple[int, float]] = []  # (rows verified, seconds) per round, in order
     for e in decode(target.model, ids, drafter, params, vocab_size=target.vocab_size):
         if not isinstance(e, RoundEvent) or e.round == 0:
             continue
         own = e.draft_time - (drafter.inner_s[e.round] if inner is not None else 0.0)  # the proposal's tensors
-        by[e.drafted + 1].append(e.verify_time + max(own, 0.0))
-        if all(len(by[k + 1]) >= ROUND_REPS for k in ROUND_KINDS):
+        spent.append((e.drafted + 1, e.verify_time + max(own, 0.0)))
+        if len(spent) >= ROUND_REPS * len(ROUND_KINDS) + 1:
             break
-    base = statistics.median(by[1]) if len(by[1]) >= 3 else None
-    extras = [statistics.median(by[n]) - base - (costs.seconds[n - 1] - costs.seconds[0])
-              for n in by if base is not None and 1 < n <= len(costs.seconds) and len(by[n]) >= 3]
-    round_s = max(0.0, statistics.median(extras)) if extras else 0.0
+    extra = [b - a for (n, a), (m, b) in zip(spent, spent[1:], strict=False) if n == 1 and m == 2]
+    bare = costs.seconds[1] - costs.seconds[0] if len(costs.seconds) > 1 else 0.0
+    round_s = max(0.0, statistics.median(extra) - bare) if len(extra) >= 3 else 0.0
     match_s = statistics.median(drafter.inner_s[1:]) if len(drafter.inner_s) > 1 else 0.0
     return round_s, match_s
