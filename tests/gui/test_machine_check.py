@@ -14,7 +14,8 @@ from app.machine.live_check import LiveCheck
 def planted(profile, factor: float):
     """The profile with its step and passes `factor` times what was timed here (as if timed on another machine)."""
     v = profile.verify
-    costs = replace(v.costs, seconds=tuple(s * factor for s in v.costs.seconds))
+    costs = replace(v.costs, seconds=tuple(s * factor for s in v.costs.seconds), round=v.costs.round * factor,
+                    tree_seconds=tuple(s * factor for s in v.costs.tree_seconds))
     return replace(profile, verify=replace(v, costs=costs, loop_step=(v.loop_step or v.costs.step) * factor, load=None))
 
 
