@@ -331,14 +331,26 @@ static void check_passes(const Case *c) {
 typedef struct {
     atomic_int arrived, bad_env;
     int want;
+    double until; /* one deadline for the whole task: a caller left alone runs every item, each waiting */
 } Probe;
+
+static double seconds(void) { /* monotonic, in seconds: time()'s whole seconds made a bounded wait 2-3 s */
+#ifdef _WIN32
+    return (double)GetTickCount64() / 1e3;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+#endif
+}
 
 static void probe_task(void *ctx, int ith, int nth) {
     Probe *p = ctx;
     if (fegetround() != FE_TONEAREST) atomic_fetch_add(&p->bad_env, 1);
     atomic_fetch_add(&p->arrived, 1);
-    time_t until = time(NULL) + 3; /* the caller waits (bounded) for every thread to arrive */
-    while (atomic_load(&p->arrived) < p->want && time(NULL) < until) cpu_relax();
+    /* the caller waits (bounded) for every thread to arrive: threads start in microseconds natively and in
+     * milliseconds under qemu or wine, so 1.5 s only runs out when a thread never comes */
+    while (atomic_load(&p->arrived) < p->want && seconds() < p->until) cpu_relax();
 }
 
 static void pause_ms(int ms) {
@@ -351,7 +363,7 @@ static void pause_ms(int ms) {
 }
 
 static int probe(int nth) {
-    Probe p = {0, 0, nth};
+    Probe p = {0, 0, nth, seconds() + 1.5};
     nth = ensure_workers(nth);
     pool_enter();
     FP_PINNED(parallel(probe_task, &p, nth));
@@ -364,8 +376,8 @@ static int probe(int nth) {
 static void check_threads(void) {
     int spinning = probe(3);
     /* settled: the workers sleep on the pool's condition variable; the next task must wake them */
-    time_t until = time(NULL) + 3;
-    while (atomic_load(&pool.sleepers) < pool.started && time(NULL) < until) pause_ms(10);
+    double until = seconds() + 3;
+    while (atomic_load(&pool.sleepers) < pool.started && seconds() < until) pause_ms(10);
     int slept = atomic_load(&pool.sleepers);
     pause_ms(50);
     int woken = probe(3);
