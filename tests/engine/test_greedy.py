@@ -39,10 +39,9 @@ def test_tiny_models_agree_up_to_eos(vocab34_pair):
             assert result.finished.reason == "eos"
 
 
-CHATS = (
+CHATS = (  # an answer of its own, and one that copies the prompt (where lookup proposes)
     "Name three primary colours.",
-    "Write a haiku about the sea.",
-    "Count from one to ten in words.",
+    "Copy this list twice: apples, pears, plums, figs.",
 )
 
 

@@ -19,8 +19,8 @@ P_CAUGHT = 1e-6  # planted bugs must be rejected far beyond chance
 # p < 1e-6 from a third of that. 10,000 cost 40% more of the suite's time for no bug any test here plants.
 SAMPLES = 6_000
 
-CASES = {  # each gamma at each temperature, with a top-p and a top-k mask
-    "gamma1-T1": DecodeParams(gamma=1, temperature=1.0),
+CASES = {  # gamma 3 unmasked at T 1 (all of a round's paths: rejection at each position, a bonus after three), and
+    # each gamma under a temperature and a mask (gamma 1: a bonus inside the 3-token window)
     "gamma3-T1": DecodeParams(gamma=3, temperature=1.0),
     "gamma1-T0.6-top-p0.9": DecodeParams(gamma=1, temperature=0.6, top_p=0.9),
     "gamma3-T0.6-top-k5": DecodeParams(gamma=3, temperature=0.6, top_k=5),

@@ -22,6 +22,9 @@ from engine.helpers import chi_square_p, exact_joint, sampled_joint
 GAMMAS = (1, 4, 8)
 PROMPTS = ([5, 9, 12], [20, 3, 3, 8, 14, 20, 3])
 NEW_TOKENS = 30
+# Samples of the law through static caches: a planted resample-from-p is rejected at p < 1e-6 from 2,000 of this
+# law (tests/engine/test_joint_distribution.py, which holds the dynamic caches' law at 6,000).
+STATIC_SAMPLES = 3_000
 STOP = 1
 
 
@@ -147,7 +150,7 @@ def test_static_path_matches_exact_joint(vocab8_pair):
     target, draft = vocab8_pair
     params = DecodeParams(gamma=3, temperature=1.0)
     static = StaticDecoder(target, min_capacity=16)
-    counts = sampled_joint(target, ModelDrafter(draft), [3], params, 8, samples=6_000, static=static)
+    counts = sampled_joint(target, ModelDrafter(draft), [3], params, 8, samples=STATIC_SAMPLES, static=static)
     pvalue = chi_square_p(counts, exact_joint(target, [3], params, 8))
     print(f"static, model draft: chi-square p-value {pvalue:.4g}")
     assert pvalue > 1e-3
@@ -158,7 +161,7 @@ def test_static_prompt_lookup_matches_exact_joint(vocab8_pair):
     params = DecodeParams(gamma=2, temperature=0.6, top_p=0.9)
     prompt = [3, 5, 2, 3]
     static = StaticDecoder(target, min_capacity=16)
-    counts = sampled_joint(target, PromptLookupDrafter(), prompt, params, 8, samples=5_000, static=static)
+    counts = sampled_joint(target, PromptLookupDrafter(), prompt, params, 8, samples=STATIC_SAMPLES, static=static)
     pvalue = chi_square_p(counts, exact_joint(target, prompt, params, 8))
     print(f"static, prompt lookup: chi-square p-value {pvalue:.4g}")
     assert pvalue > 1e-3

@@ -21,6 +21,9 @@ from engine.helpers import GAMMAS, PROMPTS, chi_square_p, exact_joint, greedy, r
 VOCAB = 8
 SUBSET = torch.tensor([0, 2, 3, 5, 6])  # 1, 4 and 7 only through the residual
 P_MIN = 1e-3  # seeded runs; honest p-values are printed (pytest -rP)
+# A law a case: the planted twins below are rejected at p < 1e-6 from 2,000; tests/engine/test_joint_distribution.py
+# holds the full-vocabulary draft's law at 6,000.
+SAMPLES = 3_000
 P_CAUGHT = 1e-6  # planted bugs must be rejected far beyond chance
 
 # γ 3 only: the subset changes q alone, and a γ-3 round's first position is a γ-1 round (the bonus, from p, is
@@ -62,7 +65,7 @@ def test_q_is_zero_outside_the_subset_and_drafts_stay_inside(vocab8_pair):
 def test_subset_drafter_matches_exact_joint(vocab8_pair, case):
     target, draft = vocab8_pair
     params = CASES[case]
-    counts = sampled_joint(target, subset_drafter(draft), [3], params, VOCAB, samples=6000)
+    counts = sampled_joint(target, subset_drafter(draft), [3], params, VOCAB, samples=SAMPLES)
     pvalue = chi_square_p(counts, exact_joint(target, [3], params, VOCAB))
     print(f"{case}: chi-square p-value {pvalue:.4g}")
     assert pvalue > P_MIN
