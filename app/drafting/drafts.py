@@ -22,6 +22,7 @@ from app.models.devices import reduced_dtype
 from app.models.embedded import DEFAULT_SPEC
 from app.models.loading import LoadedModel, load_model
 from app.models.rows import output_rows
+from app.native.draft_blocks import as_draft
 from app.native.model import is_native
 
 DEFAULT_TREE_NODES = 16  # a tree's node budget without a measurement (--tree on, the race of tree against chain)
@@ -109,11 +110,16 @@ def self_draft_of(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter
 
 
 def model_draft(spec: str, target: LoadedModel, **load_kwargs) -> ModelDrafter:
+    """A draft model on the native path with the fastest digits and its matrices as Q4_0 (app.native.draft_blocks):
+    a draft's precision changes only α, never the output."""
     load_kwargs.setdefault("device", target.device)
     load_kwargs.setdefault("draft", True)  # the fastest native digits: a draft's precision changes only α
     draft = load_model(spec, **load_kwargs)
     ensure_compatible(target, draft)
-    return ModelDrafter(draft.model, name=draft.name)
+    model = draft.model
+    if is_native(model):
+        model = as_draft(model, use_cache=load_kwargs.get("use_cache", True))
+    return ModelDrafter(model, name=draft.name)
 
 
 # --- what auto weighs (the registry's AutoRule lines) -----------------------------------------------

@@ -93,6 +93,7 @@ def test_greedy_speculation_with_a_fastest_digits_draft_is_target_only(no_refere
     assert quality.TWO_DIGITS_REFERENCE in target.profile.kernels.reason
     drafter = make_drafter(str(draft_file), target)
     assert drafter.model.cache_backend.weights.digits == FASTEST_DIGITS
+    assert drafter.model.cache_backend.weights.kinds == "Q4_0"  # its Q4_K blocks re-blocked (draft_blocks)
     ids = target.encode_chat([{"role": "user", "content": "abcabc abcabc"}])
     for gamma in (1, 4):
         params = DecodeParams(gamma=gamma, temperature=0, max_new_tokens=32, seed=0)
