@@ -7,7 +7,7 @@ Q4_0: a drafted token 9.5 → 5.1 ms, c 0.41 → 0.22 of the 1.5B's step, α 0.7
 1.21× at γ 4 (AMD EPYC Zen 5, 2 cores, 2026-12-07; docs/real-pair.md).
 
 Each matrix of a heavier kind is read back by the kernel (its own rows, dequantised) and quantised as ggml does
-(the gguf package's reference quantiser), a few thousand rows at a time; the result is kept in the file's
+(the gguf package's reference quantiser), about a million weights at a time; the result is kept in the file's
 conversion-cache entry, so a later launch reads it instead.
 """
 
@@ -26,7 +26,7 @@ from app.native.record import Record
 from app.native.records import Q4_0, Q4_1
 
 LIGHT = {Q4_0, Q4_1}  # 4 bits a weight already (Q4_1: the embedded model's own blocks)
-CHUNK_ROWS = 4096  # rows dequantised at a time: 4 bytes a weight for the chunk only
+CHUNK_VALUES = 1 << 20  # weights dequantised and quantised at a time: the quantiser holds a few float copies of them
 SUBFOLDER = "draft-q4_0"  # inside the file's conversion-cache entry
 
 
@@ -77,8 +77,9 @@ def q4_0_rows(mat: blocks.QMatrix, build) -> np.ndarray:
     from gguf.quants import quantize
 
     reader = KernelRows(mat, build)
-    chunks = []
-    for start in range(0, mat.rows, CHUNK_ROWS):
-        rows = reader.lookup(torch.arange(start, min(start + CHUNK_ROWS, mat.rows))).numpy()
-        chunks.append(quantize(rows, GGMLQuantizationType.Q4_0))
-    return np.concatenate(chunks)
+    step = max(1, CHUNK_VALUES // mat.k)
+    out = np.empty((mat.rows, mat.k // 32 * 18), np.uint8)
+    for start in range(0, mat.rows, step):
+        rows = reader.lookup(torch.arange(start, min(start + step, mat.rows))).numpy()
+        out[start : start + len(rows)] = quantize(rows, GGMLQuantizationType.Q4_0)
+    return out
