@@ -197,7 +197,9 @@ def pack_feature_drafter(drafter: FeatureDrafter, hint: int) -> FeatureDrafter:
 
 def save_trained_draft(path: str | Path, draft: FeatureDraftModel, *, name: str, target_name: str,
                        extra: dict | None = None) -> None:
-    """Write config and weights (via temporary files, so an interrupted save never leaves a half draft)."""
+    """Write config and weights (via temporary files, so an interrupted save never leaves a half draft). A disk
+    that refuses (full, over a quota) raises OSError: safetensors' own error type would read as a damaged draft."""
+    from safetensors import SafetensorError
     from safetensors.torch import save_file
 
     path = Path(path)
@@ -205,7 +207,11 @@ def save_trained_draft(path: str | Path, draft: FeatureDraftModel, *, name: str,
     state = {k: v.detach().to("cpu").contiguous() for k, v in draft.state_dict().items()}
     state = {k: (v.float() if v.is_floating_point() else v) for k, v in state.items()}
     tmp = path / (WEIGHTS_NAME + ".tmp")
-    save_file(state, str(tmp), metadata={"format": "speclens-feature-draft"})
+    try:
+        save_file(state, str(tmp), metadata={"format": "speclens-feature-draft"})
+    except SafetensorError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(f"could not write the draft to {path} ({exc})") from exc
     tmp.replace(path / WEIGHTS_NAME)
     config = draft.cfg.to_json() | {"name": name, "target_name": target_name} | (extra or {})
     tmp = path / (CONFIG_NAME + ".tmp")

@@ -106,6 +106,7 @@ def store(gguf: Path, model, tokenizer) -> Path | None:
     Returns None (and caches nothing) when the dense weights would exceed MAX_CACHED_BYTES or the
     disk refuses: the cache only saves time, it must never make a load fail.
     """
+    from safetensors import SafetensorError
     from safetensors.torch import save_model  # imports torch: only when a conversion is stored
 
     dense_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -129,7 +130,7 @@ def store(gguf: Path, model, tokenizer) -> Path | None:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             os.replace(tmp, final)
-    except OSError:
+    except (OSError, SafetensorError):  # safetensors' own type for a disk that refuses (full, over a quota)
         shutil.rmtree(tmp, ignore_errors=True)
         return None
     return final

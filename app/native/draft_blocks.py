@@ -51,7 +51,7 @@ def as_draft(native: NativeCausalLM, use_cache: bool = True) -> NativeCausalLM:
                 folder.mkdir(parents=True, exist_ok=True)
                 stored.save(folder, parts)
             except OSError:
-                pass  # the cache only saves time
+                pass  # the cache only saves time: a later launch re-blocks again (seconds)
     record = Record(native.fingerprint, native.weight_count, native.config.architectures[0])
     backend = NativeBackend(assemble(native.config, parts, weights.build, weights.digits))
     return NativeCausalLM(native.config, native.generation_config, None, None, backend, record, native.gguf).eval()

@@ -40,8 +40,10 @@ def path_in(folder: Path) -> Path:
 
 
 def save(folder: Path, parts: dict) -> None:
-    """Atomic (a temporary name of this process, then a rename); a failure only means the next launch builds
-    them again."""
+    """Atomic (a temporary name of this process, then a rename). Raises OSError where the disk refuses (full, or
+    over a quota): safetensors reports that as its own error type, which a caller would take for a damaged model.
+    A failure only means the next launch builds them again."""
+    from safetensors import SafetensorError
     from safetensors.torch import save_file
 
     tensors, matrices = {}, {}
@@ -61,8 +63,9 @@ def save(folder: Path, parts: dict) -> None:
         for older in folder.glob("speclens-native-*.safetensors"):  # another layout's: never read again
             if older != final:
                 older.unlink(missing_ok=True)
-    except OSError:
+    except (OSError, SafetensorError) as exc:
         tmp.unlink(missing_ok=True)
+        raise OSError(f"could not keep {final.name} in {folder} ({exc})") from exc
 
 
 def load(folder: Path, shapes: dict[str, tuple[int, ...]]) -> dict | None:
