@@ -3,6 +3,8 @@ self-test, the tests and the benchmark), on a given or an ephemeral port (0)."""
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 
 from . import DEFAULT_HOST, DEFAULT_PORT
@@ -47,8 +49,12 @@ class LocalServer:
         return f"http://{address}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> LocalServer:
-        """In a background thread; returns once it listens. RuntimeError when it could not (port in use)."""
-        self._thread = threading.Thread(target=self._server.run, name="speclens-http", daemon=True)
+        """In a background thread; returns once it listens. RuntimeError when it could not (port in use).
+        The socket is bound here, in the caller's thread: a port in use is this RuntimeError, not a traceback
+        that uvicorn's thread prints to the terminal before it exits."""
+        sock = _bound(self.address, self._port)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, name="speclens-http",
+                                        daemon=True)
         self._thread.start()
         self._thread.join(0.0)
         waited = 0.0
@@ -70,3 +76,20 @@ class LocalServer:
         self._server.should_exit = True
         if self._thread is not None and self._thread.is_alive():
             self._thread.join(timeout)
+
+
+def _bound(address: str, port: int) -> socket.socket:
+    """A TCP socket bound to address:port (0: any free port), not yet listening (uvicorn listens on it)."""
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise RuntimeError(f"the server could not listen on {address}:{port} ({exc.strerror or exc})") from exc
+    try:
+        if os.name != "nt":  # Windows' SO_REUSEADDR would let two servers share the port
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port left in TIME_WAIT by a restart
+        sock.bind(where)
+    except OSError as exc:
+        sock.close()
+        raise RuntimeError(f"the server could not listen on {address}:{port} ({exc.strerror or exc})") from exc
+    return sock

@@ -118,3 +118,26 @@ def test_an_address_beyond_loopback_needs_a_key(tiny_loaded, tiny_pair_dirs, cap
     target, _ = tiny_pair_dirs
     assert main(["serve", "--host", "0.0.0.0", "--target", str(target), "--draft", "none"]) == 2
     assert "--api-key" in capsys.readouterr().err
+
+
+def test_a_port_in_use_is_one_clear_error_and_the_server_already_there_keeps_it(tiny_loaded):
+    """Bound in the caller's thread: a RuntimeError naming the port, and no exception in a server thread
+    (uvicorn's thread printed a bind traceback to the terminal of the window's user before)."""
+    import threading
+
+    from app.server.host import EngineHost, ServedPair
+    from app.server.server import LocalServer
+
+    target, drafter = tiny_loaded
+    with serving(target, drafter, DecodeParams(max_new_tokens=4)) as (server, _):
+        host = EngineHost(ServedPair(target, drafter, DecodeParams(max_new_tokens=4), None))
+        seen: list = []
+        old_hook, threading.excepthook = threading.excepthook, lambda args: seen.append(args.exc_value)
+        try:
+            with pytest.raises(RuntimeError, match=f"127.0.0.1:{server.port}"):
+                LocalServer(host, address="127.0.0.1", port=server.port).start()
+        finally:
+            threading.excepthook = old_hook
+            host.close()
+        assert seen == []
+        assert httpx.get(f"{server.url}/health", timeout=TIMEOUT_S).json()["status"] == "ok"
