@@ -81,6 +81,7 @@ def frozen_app() -> Path:
         os.utime(done)
     for old in sorted((p for p in cache.iterdir() if p.is_dir() and p != done), key=lambda p: p.stat().st_mtime)[:-1]:
         shutil.rmtree(old, ignore_errors=True)
+        (cache / f".{old.name}.lock").unlink(missing_ok=True)  # each build left its lock file behind
     return done / "dist" / "SpecLens"
 
 
