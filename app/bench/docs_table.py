@@ -93,6 +93,8 @@ def _gamma(row: dict, gamma: int | None) -> str:
         counts = row.get("gammas") or {}
         used = sorted(int(g) for g, n in counts.items() if n)
         return "auto" + (f" ({used[0]}–{used[-1]})" if len(used) > 1 else f" ({used[0]})" if used else "")
+    if row.get("gamma") is not None and row.get("mean_drafted") is not None:  # llama.cpp's: a cap, not a length
+        return f"≤{row['gamma']}, {row['mean_drafted']:.1f} drafted"
     return "–" if gamma is None else str(gamma)
 
 

@@ -167,3 +167,13 @@ def test_a_tiny_comparison_with_docs_fills_this_machine_s_table(tiny_pair_dirs, 
     assert "`speclens bench --target" in text and "--only 'SpecLens target-only'" in text
     [run] = (tmp_path / "bench-runs").glob(f"*-{slug}-bench.md")
     assert run.name in text and "## SpecLens benchmark" in run.read_text()
+
+
+def test_llama_cpp_s_draft_row_shows_its_cap_and_what_it_drafted_not_the_bench_s_gamma():
+    result = canned_result()
+    result["settings"][0]["configs"].append(
+        _row("llama.cpp draft model (llama-speculative-simple)", "draft model", 24.8, 0.65, None, alpha=0.953,
+             gamma=16, mean_drafted=3.303))
+    rows = {line.split(" | ")[1]: line for line in docs_table.summary_table(result)[2:]}
+    assert "| ≤16, 3.3 drafted |" in rows["llama.cpp draft model (llama-speculative-simple)"]
+    assert "| auto (1) |" in rows["SpecLens auto (default)"]
