@@ -27,7 +27,8 @@ WRITER = """
     print("ready", flush=True)
     for n in range(count):
         message_id = store.add_message(int(convs[n % len(convs)]), "assistant", f"{tag} {n} " + "x" * 2000, tokens, {"n": n})
-        print(message_id, n, flush=True)
+        sys.stdout.write(f"{message_id} {n}\\n")  # one write: print's pieces are separate writes under -u
+        sys.stdout.flush()
 """
 
 
@@ -55,7 +56,8 @@ def test_kill_9_during_writes_keeps_every_committed_message(tmp_path, commits_be
     os.kill(proc.pid, signal.SIGKILL)  # somewhere inside the next add_message
     proc.wait(timeout=60)
     more = proc.stdout.read()  # the buffered reader's read-ahead too (communicate() would skip it)
-    committed += [line.split() for line in more.splitlines()]  # committed before the kill landed
+    # committed before the kill landed; a line the kill cut short (no newline) is not counted
+    committed += [line.split() for line in more.splitlines(keepends=True) if line.endswith("\n")]
     assert proc.returncode == -signal.SIGKILL
     assert intact(path) == ["ok"]
     with HistoryStore(path) as store:
