@@ -307,10 +307,11 @@ def _meta(args: argparse.Namespace, pair, n_prompts: int) -> dict:
 
     target, draft_model = pair.target, pair.draft_model
     # the count chosen at load: a native target runs the kernel's own threads and leaves torch's at 1
+    threads = target.threads.threads if target.threads is not None else torch.get_num_threads()
     return {
         "target": target.name, "draft": pair.drafter.name if pair.drafter else args.draft, "gamma": args.gamma,
         "max_new_tokens": args.max_new_tokens, "repeats": args.repeats, "prompts": args.prompts,
-        "n_prompts": n_prompts, "device": str(target.device), "threads": target.threads.threads if target.threads is not None else torch.get_num_threads(),
+        "n_prompts": n_prompts, "device": str(target.device), "threads": threads,
         "target_dtype": str(target.dtype).removeprefix("torch."), "target_kernels": target.kernels,
         "torch": torch.__version__, "transformers": transformers.__version__,
         "engine": "static, compiled" if args.compile else "static" if args.static else "dynamic",

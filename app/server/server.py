@@ -63,6 +63,7 @@ class LocalServer:
             waited += 0.02
         if not self._server.started:
             self.stop()
+            sock.close()  # uvicorn closes it only once it has served on it
             raise RuntimeError(f"the server could not listen on {self.address}:{self._server.config.port}")
         self._port = self._server.servers[0].sockets[0].getsockname()[1]
         return self
@@ -80,16 +81,15 @@ class LocalServer:
 
 def _bound(address: str, port: int) -> socket.socket:
     """A TCP socket bound to address:port (0: any free port), not yet listening (uvicorn listens on it)."""
+    sock = None
     try:
         family, kind, proto, _, where = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
-    except OSError as exc:
-        raise RuntimeError(f"the server could not listen on {address}:{port} ({exc.strerror or exc})") from exc
-    try:
         if os.name != "nt":  # Windows' SO_REUSEADDR would let two servers share the port
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port left in TIME_WAIT by a restart
         sock.bind(where)
     except OSError as exc:
-        sock.close()
+        if sock is not None:
+            sock.close()
         raise RuntimeError(f"the server could not listen on {address}:{port} ({exc.strerror or exc})") from exc
     return sock
